@@ -1,0 +1,25 @@
+package dev.llmquota.core;
+
+/**
+ * How a provider entry charges a call's output and cached input.
+ *
+ * @param reserveMaxTokens whether the output ceiling is charged at admission
+ * @param refundUnusedOutput whether the unused part of the ceiling is given back when
+ * usage arrives
+ * @param cachedInputCounts whether cached input tokens count toward input limits
+ * @param outputBurndown how many times each output token counts (at least 1)
+ */
+public record Accounting(boolean reserveMaxTokens, boolean refundUnusedOutput, boolean cachedInputCounts,
+		int outputBurndown) {
+
+	public Accounting {
+		if (outputBurndown < 1) {
+			throw new IllegalArgumentException("outputBurndown must be at least 1 but was " + outputBurndown);
+		}
+	}
+
+	long burnedOutput(long outputTokens) {
+		return Arith.mulDiv(outputTokens, this.outputBurndown, 1);
+	}
+
+}

@@ -1,0 +1,394 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
+
+import dev.llmquota.BudgetExhaustedException;
+import dev.llmquota.QuotaEngineClosedException;
+import dev.llmquota.QuotaWaitTimeoutException;
+import reactor.core.Disposable;
+
+/**
+ * Orders the calls of one account's pools: interactive before batch, first come first
+ * served within a class. The first waiting call (the head) is never delayed by a later
+ * one: a later call is admitted ahead of it only when it fits now and leaves the head's
+ * earliest admission time unchanged, so small calls use capacity the head cannot use yet
+ * and the head is never starved. Waiting is non-blocking: one timer per account wakes the
+ * queue when the next bucket refills or the next deadline passes.
+ */
+final class AdmissionQueue {
+
+	private final Account account;
+
+	private final QuotaStore store;
+
+	private final QuotaClock clock;
+
+	private final QuotaSettings settings;
+
+	private final ReentrantLock lock = new ReentrantLock();
+
+	private final ArrayDeque<Waiter> interactive = new ArrayDeque<>();
+
+	private final ArrayDeque<Waiter> batch = new ArrayDeque<>();
+
+	private final Set<QuotaPermit> live = Collections.newSetFromMap(new IdentityHashMap<>());
+
+	private Disposable timer;
+
+	private long timerAt = Long.MAX_VALUE;
+
+	private boolean closed;
+
+	AdmissionQueue(Account account, QuotaStore store, QuotaClock clock, QuotaSettings settings) {
+		this.account = account;
+		this.store = store;
+		this.clock = clock;
+		this.settings = settings;
+	}
+
+	void submit(Waiter waiter) {
+		List<Runnable> after = new ArrayList<>();
+		this.lock.lock();
+		try {
+			if (this.closed) {
+				waiter.state = Waiter.State.DONE;
+				after.add(() -> waiter.sink.error(closedException(waiter)));
+			}
+			else {
+				((waiter.priority == Priority.BATCH) ? this.batch : this.interactive).addLast(waiter);
+				drain(after);
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		after.forEach(Runnable::run);
+	}
+
+	/** The waiter's subscriber went away: leave the queue, or give back what it got. */
+	void cancel(Waiter waiter) {
+		QuotaPermit permit = null;
+		List<Runnable> after = new ArrayList<>();
+		this.lock.lock();
+		try {
+			if (waiter.state == Waiter.State.WAITING) {
+				waiter.state = Waiter.State.DONE;
+				queueOf(waiter).remove(waiter);
+				// The head may have gone: later calls may now fit.
+				drain(after);
+			}
+			else if (waiter.state == Waiter.State.ADMITTED) {
+				permit = waiter.permit;
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		after.forEach(Runnable::run);
+		if (permit != null) {
+			// Admitted, but the permit never reached the subscriber: the call never
+			// started.
+			this.store.cancel(new Booking.Booked(permit.admittedAt(), permit.charges()), this.clock.nanoTime(),
+					this.clock.instant());
+			permit.release();
+		}
+	}
+
+	void release(QuotaPermit permit, boolean completed) {
+		List<Runnable> after = new ArrayList<>();
+		this.lock.lock();
+		try {
+			if (!this.live.remove(permit)) {
+				return;
+			}
+			List<Waiter.GateUse> uses = permit.gateUses();
+			for (int i = 0; i < uses.size(); i++) {
+				uses.get(i).gate().release(permit.weight(i));
+			}
+			if (completed) {
+				long latency = this.clock.nanoTime() - permit.admittedAt();
+				Pool pool = permit.pool();
+				pool.latency().record(latency);
+				pool.gateSet().resize(pool.spec().limits(), this.settings, pool.latency().nanos());
+				this.account.latency().record(latency);
+				this.account.gateSet()
+					.resize(this.account.provider().account(), this.settings, this.account.latency().nanos());
+			}
+			drain(after);
+		}
+		finally {
+			this.lock.unlock();
+		}
+		after.forEach(Runnable::run);
+	}
+
+	void reconcile(QuotaPermit permit, Usage usage) {
+		Accounting accounting = permit.pool().spec().accounting();
+		Demand demand = permit.demand();
+		long inputDelta = usage.billedInputTokens(accounting.cachedInputCounts()) - demand.inputTokens();
+		long actualOutput = accounting.burnedOutput(usage.outputTokens());
+		long outputDelta;
+		if (!accounting.reserveMaxTokens()) {
+			outputDelta = actualOutput;
+		}
+		else {
+			long reserved = accounting.burnedOutput(demand.outputCeiling());
+			outputDelta = accounting.refundUnusedOutput() ? actualOutput - reserved
+					: Math.max(0, actualOutput - reserved);
+		}
+		long now = this.clock.nanoTime();
+		Instant wallNow = this.clock.instant();
+		boolean refunded = false;
+		for (Charge charge : permit.charges()) {
+			Dimension dimension = charge.bucket().dimension();
+			long delta = (dimension.countsInput() ? inputDelta : 0) + (dimension.countsOutput() ? outputDelta : 0);
+			if (delta != 0) {
+				this.store.adjust(charge.bucket(), delta, now, wallNow);
+				refunded |= delta < 0;
+			}
+		}
+		if (refunded) {
+			wake();
+		}
+	}
+
+	/** Runs the queue now, for example after a refund. */
+	void wake() {
+		List<Runnable> after = new ArrayList<>();
+		this.lock.lock();
+		try {
+			drain(after);
+		}
+		finally {
+			this.lock.unlock();
+		}
+		after.forEach(Runnable::run);
+	}
+
+	void close() {
+		List<Runnable> after = new ArrayList<>();
+		List<QuotaPermit> permits;
+		this.lock.lock();
+		try {
+			this.closed = true;
+			cancelTimer();
+			for (ArrayDeque<Waiter> queue : List.of(this.interactive, this.batch)) {
+				for (Waiter waiter : queue) {
+					waiter.state = Waiter.State.DONE;
+					after.add(() -> waiter.sink.error(closedException(waiter)));
+				}
+				queue.clear();
+			}
+			permits = new ArrayList<>(this.live);
+		}
+		finally {
+			this.lock.unlock();
+		}
+		after.forEach(Runnable::run);
+		permits.forEach(QuotaPermit::release);
+	}
+
+	int waiting() {
+		this.lock.lock();
+		try {
+			return this.interactive.size() + this.batch.size();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	int inFlight() {
+		this.lock.lock();
+		try {
+			return this.live.size();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** Runs a read of gate state under the lock. */
+	<T> T read(java.util.function.Supplier<T> reader) {
+		this.lock.lock();
+		try {
+			return reader.get();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	private void drain(List<Runnable> after) {
+		if (this.closed) {
+			return;
+		}
+		long now = this.clock.nanoTime();
+		Instant wallNow = this.clock.instant();
+		long nextWake = Long.MAX_VALUE;
+		Waiter head = null;
+		long headAt = now;
+		for (ArrayDeque<Waiter> queue : List.of(this.interactive, this.batch)) {
+			for (Iterator<Waiter> it = queue.iterator(); it.hasNext();) {
+				Waiter waiter = it.next();
+				long retryAt = attempt(waiter, head, headAt, now, wallNow, after);
+				if (waiter.state != Waiter.State.WAITING) {
+					it.remove();
+					continue;
+				}
+				if (waiter.deadline <= now) {
+					it.remove();
+					waiter.state = Waiter.State.DONE;
+					after.add(() -> waiter.sink.error(timeoutException(waiter, now)));
+					continue;
+				}
+				nextWake = Math.min(nextWake, Math.min(retryAt, waiter.deadline));
+				if (head == null) {
+					head = waiter;
+					headAt = Math.max(now, waiter.readyAt);
+				}
+			}
+		}
+		schedule(nextWake, now);
+	}
+
+	/**
+	 * Tries to admit one waiter. Returns when a timer should try again ({@code MAX_VALUE}
+	 * when a release or the head's admission will); sets the waiter's state when it is
+	 * admitted or failed, and its {@code readyAt}: when its buckets allow it.
+	 */
+	private long attempt(Waiter waiter, Waiter head, long headAt, long now, Instant wallNow, List<Runnable> after) {
+		Waiter.GateUse blocking = waiter.blockingGate();
+		if (blocking != null) {
+			waiter.blockedBy(blocking.gate().dimension(), waiter.scopeOf(blocking.gate()), true);
+			// A gate opens on a release, which runs the queue: no timer needed.
+			waiter.readyAt = Arith.saturatedAdd(now, this.store.nanosUntilAvailable(waiter.charges, now, wallNow));
+			return Long.MAX_VALUE;
+		}
+		if (head != null && takesGateRoomOf(head, waiter)) {
+			waiter.blockedLike(head);
+			return Long.MAX_VALUE;
+		}
+		Booking booking = this.store.book(waiter.charges, now, wallNow, now);
+		if (booking instanceof Booking.Refused refused) {
+			waiter.blockedBy(refused.bucket().dimension(), refused.bucket().scope(), false);
+			if (refused.bucket().daily() && refused.waitNanos() > waiter.deadline - now) {
+				waiter.state = Waiter.State.DONE;
+				Instant reset = wallNow.plus(Duration.ofNanos(refused.waitNanos()));
+				after.add(() -> waiter.sink.error(budgetException(waiter, refused.bucket(), reset)));
+				return Long.MAX_VALUE;
+			}
+			waiter.readyAt = Arith.saturatedAdd(now, refused.waitNanos());
+			return waiter.readyAt;
+		}
+		Booking.Booked booked = (Booking.Booked) booking;
+		if (head != null) {
+			long headWait = this.store.nanosUntilAvailable(head.charges, now, wallNow);
+			if (Arith.saturatedAdd(now, headWait) > headAt) {
+				// Admitting this call would delay the head: give its units back and let
+				// it wait.
+				this.store.cancel(booked, now, wallNow);
+				waiter.blockedLike(head);
+				return Long.MAX_VALUE;
+			}
+		}
+		admit(waiter, booked, now, after);
+		return Long.MAX_VALUE;
+	}
+
+	/** Whether the waiter would take gate room the head needs. */
+	private boolean takesGateRoomOf(Waiter head, Waiter waiter) {
+		Waiter.GateUse headBlocking = head.blockingGate();
+		for (Waiter.GateUse use : waiter.gateUses) {
+			long headUnits = head.unitsOf(use.gate());
+			if (headUnits < 0) {
+				continue;
+			}
+			InFlightGate gate = use.gate();
+			if (headBlocking != null && headBlocking.gate() == gate) {
+				return true;
+			}
+			if (gate.inUse() + gate.weight(use.units()) + gate.weight(headUnits) > gate.capacity()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private void admit(Waiter waiter, Booking.Booked booked, long now, List<Runnable> after) {
+		List<Waiter.GateUse> uses = waiter.gateUses;
+		long[] weights = new long[uses.size()];
+		for (int i = 0; i < uses.size(); i++) {
+			weights[i] = uses.get(i).gate().take(uses.get(i).units());
+		}
+		QuotaPermit permit = new QuotaPermit(this, waiter, booked.charges(), weights, now);
+		this.live.add(permit);
+		waiter.permit = permit;
+		waiter.state = Waiter.State.ADMITTED;
+		permit.leaseTimer = this.clock.schedule(this.settings.leaseTimeout().toNanos(), permit::expire);
+		after.add(() -> waiter.sink.success(permit));
+	}
+
+	private void schedule(long wakeAt, long now) {
+		if (wakeAt == Long.MAX_VALUE) {
+			return;
+		}
+		if (this.timer != null && this.timerAt <= wakeAt) {
+			return;
+		}
+		cancelTimer();
+		this.timerAt = wakeAt;
+		this.timer = this.clock.schedule(Math.max(0, wakeAt - now), this::onTimer);
+	}
+
+	private void onTimer() {
+		List<Runnable> after = new ArrayList<>();
+		this.lock.lock();
+		try {
+			this.timer = null;
+			this.timerAt = Long.MAX_VALUE;
+			drain(after);
+		}
+		finally {
+			this.lock.unlock();
+		}
+		after.forEach(Runnable::run);
+	}
+
+	private void cancelTimer() {
+		if (this.timer != null) {
+			this.timer.dispose();
+			this.timer = null;
+			this.timerAt = Long.MAX_VALUE;
+		}
+	}
+
+	private ArrayDeque<Waiter> queueOf(Waiter waiter) {
+		return (waiter.priority == Priority.BATCH) ? this.batch : this.interactive;
+	}
+
+	private QuotaWaitTimeoutException timeoutException(Waiter waiter, long now) {
+		Dimension dimension = (waiter.blockedOn != null) ? waiter.blockedOn : Dimension.REQUESTS_PER_MINUTE;
+		return new QuotaWaitTimeoutException(waiter.pool.provider(), waiter.pool.region(), waiter.pool.model(),
+				dimension.id(), waiter.blocker(), Duration.ofNanos(now - waiter.enqueuedAt));
+	}
+
+	private BudgetExhaustedException budgetException(Waiter waiter, BucketSpec bucket, Instant reset) {
+		return new BudgetExhaustedException(waiter.pool.provider(), waiter.pool.region(), waiter.pool.model(),
+				bucket.dimension().id(), bucket.scope().id(), reset);
+	}
+
+	private QuotaEngineClosedException closedException(Waiter waiter) {
+		return new QuotaEngineClosedException(waiter.pool.provider(), waiter.pool.region(), waiter.pool.model());
+	}
+
+}

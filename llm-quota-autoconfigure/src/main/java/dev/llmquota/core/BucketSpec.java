@@ -1,0 +1,57 @@
+package dev.llmquota.core;
+
+import java.time.ZoneId;
+
+/**
+ * Identifies one bucket in a store and says how it meters: a rate bucket (enforced units
+ * per minute and a capacity) or a daily counter (enforced units per day in a zone).
+ *
+ * @param key the store key, unique per provider entry, scope and dimension
+ * @param scope whether the bucket belongs to a pool or to the account
+ * @param dimension the dimension metered
+ * @param enforced the enforced limit: units per minute, or per day
+ * @param capacity the most units a rate bucket holds; equal to {@code enforced} for a
+ * daily counter
+ * @param zone the zone of calendar days, for daily counters
+ */
+public record BucketSpec(String key, Scope scope, Dimension dimension, long enforced, long capacity, ZoneId zone) {
+
+	/**
+	 * Whether a bucket belongs to one pool or is shared by an account's pools.
+	 */
+	public enum Scope {
+
+		/** One (provider entry, model). */
+		POOL,
+
+		/** The provider entry's shared ceilings. */
+		ACCOUNT;
+
+		/**
+		 * Returns the lower-case name used in metrics and the endpoint.
+		 * @return {@code pool} or {@code account}
+		 */
+		public String id() {
+			return (this == POOL) ? "pool" : "account";
+		}
+
+	}
+
+	public BucketSpec {
+		if (dimension.kind() == Dimension.Kind.CONCURRENCY) {
+			throw new IllegalArgumentException("Concurrency is a gate, not a stored bucket");
+		}
+		if (enforced < 1 || capacity < 1) {
+			throw new IllegalArgumentException("Bucket " + key + " needs positive limits");
+		}
+	}
+
+	/**
+	 * Returns whether this is a daily counter.
+	 * @return whether the dimension resets per calendar day
+	 */
+	public boolean daily() {
+		return this.dimension.kind() == Dimension.Kind.DAILY;
+	}
+
+}

@@ -1,0 +1,130 @@
+package dev.llmquota.core;
+
+import java.util.Locale;
+
+/**
+ * One metered quantity a provider limits; the names are those of the public contract.
+ */
+public enum Dimension {
+
+	/** Calls started per minute; a call takes 1. */
+	REQUESTS_PER_MINUTE(Kind.RATE, false),
+
+	/** Combined input and output tokens per minute. */
+	TOKENS_PER_MINUTE(Kind.RATE, true),
+
+	/** Input tokens per minute. */
+	INPUT_TOKENS_PER_MINUTE(Kind.RATE, true),
+
+	/** Output tokens per minute. */
+	OUTPUT_TOKENS_PER_MINUTE(Kind.RATE, true),
+
+	/** Calls in flight at once; held until the call ends. */
+	CONCURRENT_REQUESTS(Kind.CONCURRENCY, false),
+
+	/** Calls per calendar day. */
+	REQUESTS_PER_DAY(Kind.DAILY, false),
+
+	/** Combined tokens per calendar day. */
+	TOKENS_PER_DAY(Kind.DAILY, true);
+
+	/**
+	 * How a dimension meters its units.
+	 */
+	public enum Kind {
+
+		/** A token bucket refilled continuously at the enforced rate per minute. */
+		RATE,
+
+		/** A count of calls in flight. */
+		CONCURRENCY,
+
+		/** A counter reset at the start of each calendar day. */
+		DAILY
+
+	}
+
+	private final Kind kind;
+
+	private final boolean tokens;
+
+	private final String id;
+
+	Dimension(Kind kind, boolean tokens) {
+		this.kind = kind;
+		this.tokens = tokens;
+		this.id = name().toLowerCase(Locale.ROOT).replace('_', '-');
+	}
+
+	/**
+	 * Returns the contract name, for example {@code tokens-per-minute}.
+	 * @return the dimension's id
+	 */
+	public String id() {
+		return this.id;
+	}
+
+	/**
+	 * Returns how this dimension meters.
+	 * @return the kind
+	 */
+	public Kind kind() {
+		return this.kind;
+	}
+
+	/**
+	 * Returns whether this dimension counts tokens rather than calls.
+	 * @return whether units are tokens
+	 */
+	public boolean countsTokens() {
+		return this.tokens;
+	}
+
+	/**
+	 * Returns the units a call takes from this dimension at admission.
+	 * @param demand the call's estimate and output ceiling
+	 * @param accounting how the provider entry charges output
+	 * @return the units to reserve
+	 */
+	public long unitsAtAdmission(Demand demand, Accounting accounting) {
+		long output = accounting.reserveMaxTokens() ? accounting.burnedOutput(demand.outputCeiling()) : 0;
+		return switch (this) {
+			case REQUESTS_PER_MINUTE, REQUESTS_PER_DAY, CONCURRENT_REQUESTS -> 1;
+			case INPUT_TOKENS_PER_MINUTE -> demand.inputTokens();
+			case OUTPUT_TOKENS_PER_MINUTE -> output;
+			case TOKENS_PER_MINUTE, TOKENS_PER_DAY -> Arith.saturatedAdd(demand.inputTokens(), output);
+		};
+	}
+
+	/**
+	 * Returns whether this dimension counts input tokens.
+	 * @return whether input tokens are charged here
+	 */
+	public boolean countsInput() {
+		return this == INPUT_TOKENS_PER_MINUTE || this == TOKENS_PER_MINUTE || this == TOKENS_PER_DAY;
+	}
+
+	/**
+	 * Returns whether this dimension counts output tokens.
+	 * @return whether output tokens are charged here
+	 */
+	public boolean countsOutput() {
+		return this == OUTPUT_TOKENS_PER_MINUTE || this == TOKENS_PER_MINUTE || this == TOKENS_PER_DAY;
+	}
+
+	/**
+	 * Finds the dimension with the given contract name.
+	 * @param id the contract name, for example {@code requests-per-day}
+	 * @return the dimension
+	 * @throws IllegalArgumentException if no dimension has that name
+	 */
+	public static Dimension fromId(String id) {
+		for (Dimension dimension : values()) {
+			if (dimension.id.equals(id)) {
+				return dimension;
+			}
+		}
+		throw new IllegalArgumentException("Unknown dimension '" + id + "'");
+	}
+
+}

@@ -1,0 +1,59 @@
+package dev.llmquota.core;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The in-flight gates of one scope: its configured {@code concurrent-requests}, and, when
+ * enabled, one Little's-law bound per configured rate dimension, sized
+ * {@code enforced rate / 60 s x latency}. Guarded by the account's admission lock.
+ */
+final class Gates {
+
+	private final List<InFlightGate> gates;
+
+	Gates(Limits limits, QuotaSettings settings, boolean littlesLaw, long latencyNanos) {
+		List<InFlightGate> list = new ArrayList<>();
+		Long concurrent = limits.asMap().get(Dimension.CONCURRENT_REQUESTS);
+		if (concurrent != null) {
+			list.add(new InFlightGate(Dimension.CONCURRENT_REQUESTS, false, settings.enforced(concurrent)));
+		}
+		if (littlesLaw) {
+			limits.asMap().forEach((dimension, limit) -> {
+				if (dimension.kind() == Dimension.Kind.RATE) {
+					list.add(new InFlightGate(dimension, true, 1));
+				}
+			});
+		}
+		this.gates = List.copyOf(list);
+		resize(limits, settings, latencyNanos);
+	}
+
+	List<InFlightGate> all() {
+		return this.gates;
+	}
+
+	void resize(Limits limits, QuotaSettings settings, long latencyNanos) {
+		for (InFlightGate gate : this.gates) {
+			if (gate.derived()) {
+				gate.resize(littlesLawBound(settings.enforced(limits.asMap().get(gate.dimension())), latencyNanos));
+			}
+		}
+	}
+
+	/**
+	 * Returns Little's law for a rate: what may be outstanding at once so that the rate
+	 * is not passed, {@code enforced / 60 s x latency}, rounded down.
+	 * @param enforcedPerMinute the enforced rate per minute
+	 * @param latencyNanos the whole-call latency
+	 * @return the in-flight bound
+	 */
+	static long littlesLawBound(long enforcedPerMinute, long latencyNanos) {
+		return Arith.mulDiv(enforcedPerMinute, latencyNanos, Arith.NANOS_PER_MINUTE);
+	}
+
+	static long units(InFlightGate gate, Demand demand, Accounting accounting) {
+		return (gate.dimension().countsTokens()) ? gate.dimension().unitsAtAdmission(demand, accounting) : 1;
+	}
+
+}

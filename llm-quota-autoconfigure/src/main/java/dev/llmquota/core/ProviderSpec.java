@@ -1,0 +1,33 @@
+package dev.llmquota.core;
+
+import java.net.URI;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Immutable settings of one provider entry: one account (or subscription) in one region.
+ *
+ * @param id the entry's id, free text chosen by the user
+ * @param baseUrl calls whose URL starts with this are governed
+ * @param dialect the provider's wire dialect id
+ * @param region a label; every limit of the entry is scoped to it
+ * @param dayZone the zone of calendar days for per-day limits
+ * @param account the ceilings shared by all models of the entry
+ * @param accountBurstWindow the account buckets' capacity in time
+ * @param inFlightGate whether the Little's-law in-flight bounds are enforced
+ * @param models the configured pools by model id
+ * @param template the pool settings of unlisted models, if any
+ * @param unlisted the pool settings of unlisted models without a template: no model
+ * limits
+ */
+public record ProviderSpec(String id, URI baseUrl, String dialect, String region, ZoneId dayZone, Limits account,
+		Duration accountBurstWindow, boolean inFlightGate, Map<String, PoolSpec> models, Optional<PoolSpec> template,
+		PoolSpec unlisted) {
+
+	public ProviderSpec {
+		models = Map.copyOf(models);
+	}
+
+}

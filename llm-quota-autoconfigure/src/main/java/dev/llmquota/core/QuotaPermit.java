@@ -1,0 +1,147 @@
+package dev.llmquota.core;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import reactor.core.Disposable;
+
+/**
+ * An admitted call's hold on its buckets and gates. The reservation is corrected once
+ * from the usage the provider reports, and the slots are released exactly once, whatever
+ * ends the call: completion, error, cancellation, or the lease timeout.
+ */
+public final class QuotaPermit {
+
+	private final AdmissionQueue queue;
+
+	private final Pool pool;
+
+	private final Demand demand;
+
+	private final List<Charge> charges;
+
+	private final List<Waiter.GateUse> gateUses;
+
+	private final long[] weights;
+
+	private final long admittedAt;
+
+	private final long waitedNanos;
+
+	private final AtomicBoolean reconciled = new AtomicBoolean();
+
+	private final AtomicBoolean released = new AtomicBoolean();
+
+	volatile Disposable leaseTimer;
+
+	QuotaPermit(AdmissionQueue queue, Waiter waiter, List<Charge> charges, long[] weights, long admittedAt) {
+		this.queue = queue;
+		this.pool = waiter.pool;
+		this.demand = waiter.demand;
+		this.charges = charges;
+		this.gateUses = waiter.gateUses;
+		this.weights = weights;
+		this.admittedAt = admittedAt;
+		this.waitedNanos = admittedAt - waiter.enqueuedAt;
+	}
+
+	/**
+	 * Returns the pool the call was admitted to.
+	 * @return the pool
+	 */
+	public Pool pool() {
+		return this.pool;
+	}
+
+	/**
+	 * Returns what the call reserved.
+	 * @return the demand
+	 */
+	public Demand demand() {
+		return this.demand;
+	}
+
+	/**
+	 * Returns the charges taken at admission.
+	 * @return the charges
+	 */
+	public List<Charge> charges() {
+		return this.charges;
+	}
+
+	/**
+	 * Returns how long the call waited for admission.
+	 * @return the wait in nanoseconds
+	 */
+	public long waitedNanos() {
+		return this.waitedNanos;
+	}
+
+	/**
+	 * Returns whether the permit's slots were released.
+	 * @return whether released
+	 */
+	public boolean isReleased() {
+		return this.released.get();
+	}
+
+	/**
+	 * Corrects the reservation from the usage the provider reported: unused output is
+	 * refunded, input corrected in either direction (an under-estimate is charged even
+	 * into debt). Only the first call has an effect.
+	 * @param usage what the call used
+	 */
+	public void reconcile(Usage usage) {
+		if (this.reconciled.compareAndSet(false, true)) {
+			this.queue.reconcile(this, usage);
+		}
+	}
+
+	/**
+	 * Ends a call that completed: corrects the books from its usage if known, records its
+	 * latency, and releases its slots.
+	 * @param usage what the call used, or {@code null} when the provider reported nothing
+	 * (the reservation then stands: never under-charged)
+	 */
+	public void complete(Usage usage) {
+		if (usage != null) {
+			reconcile(usage);
+		}
+		release(true);
+	}
+
+	/**
+	 * Ends a call that failed or was cancelled: releases its slots and keeps its
+	 * reservation charged. Only the first release has an effect.
+	 */
+	public void release() {
+		release(false);
+	}
+
+	void expire() {
+		release(false);
+	}
+
+	private void release(boolean completed) {
+		if (this.released.compareAndSet(false, true)) {
+			Disposable timer = this.leaseTimer;
+			if (timer != null) {
+				timer.dispose();
+			}
+			this.queue.release(this, completed);
+		}
+	}
+
+	List<Waiter.GateUse> gateUses() {
+		return this.gateUses;
+	}
+
+	long weight(int index) {
+		return this.weights[index];
+	}
+
+	long admittedAt() {
+		return this.admittedAt;
+	}
+
+}

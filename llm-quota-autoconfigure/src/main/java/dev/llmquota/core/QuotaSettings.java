@@ -1,0 +1,39 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+
+/**
+ * Immutable engine-wide settings.
+ *
+ * @param headroom share of each published limit the client plans to use, in (0, 1]
+ * @param maxWait longest a call waits for admission
+ * @param leaseTimeout after this a call never completed or closed gives its slots back
+ * @param maxPools the most pools made for unlisted models; least recently used go first
+ */
+public record QuotaSettings(double headroom, Duration maxWait, Duration leaseTimeout, int maxPools) {
+
+	public QuotaSettings {
+		if (!(headroom > 0 && headroom <= 1)) {
+			throw new IllegalArgumentException("headroom must be in (0, 1] but was " + headroom);
+		}
+		if (maxWait.isNegative()) {
+			throw new IllegalArgumentException("max wait must not be negative but was " + maxWait);
+		}
+		if (leaseTimeout.isNegative() || leaseTimeout.isZero()) {
+			throw new IllegalArgumentException("lease timeout must be positive but was " + leaseTimeout);
+		}
+		if (maxPools < 1) {
+			throw new IllegalArgumentException("max pools must be at least 1 but was " + maxPools);
+		}
+	}
+
+	/**
+	 * Returns the locally enforced share of a published limit, never below 1.
+	 * @param limit the published limit
+	 * @return {@code floor(limit x headroom)}, at least 1
+	 */
+	public long enforced(long limit) {
+		return Math.max(1, (long) Math.floor(limit * this.headroom + 1e-9));
+	}
+
+}

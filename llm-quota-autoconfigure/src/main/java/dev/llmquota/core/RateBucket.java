@@ -1,0 +1,201 @@
+package dev.llmquota.core;
+
+/**
+ * Token-bucket state refilled continuously at a rate per minute, as pure data: every
+ * operation takes the time as an argument and no clock lives inside.
+ * <p>
+ * The level may go below zero (debt) when an oversized call or an under-estimate is
+ * charged, so that later calls wait until the debt is repaid. It never exceeds the
+ * capacity. Refill uses integer nanoseconds and carries the remainder of each division,
+ * so fractional tokens are never lost. The state's time may lie ahead of the caller's
+ * clock when a call was booked ahead: the refill until then is already accounted for and
+ * nothing before it can be used. Instances are not thread-safe.
+ */
+public final class RateBucket {
+
+	private final long ratePerMinute;
+
+	private final long capacity;
+
+	private long level;
+
+	private long time;
+
+	/** Fractional units carried forward, in units of 1 / {@code NANOS_PER_MINUTE}. */
+	private long remainder;
+
+	/**
+	 * Creates a full bucket.
+	 * @param ratePerMinute units added per minute, at least 1
+	 * @param capacity the most units the bucket holds, at least 1
+	 * @param now the current time in nanoseconds
+	 */
+	public RateBucket(long ratePerMinute, long capacity, long now) {
+		if (ratePerMinute < 1 || capacity < 1) {
+			throw new IllegalArgumentException(
+					"Rate and capacity must be positive: rate=" + ratePerMinute + ", capacity=" + capacity);
+		}
+		this.ratePerMinute = ratePerMinute;
+		this.capacity = capacity;
+		this.level = capacity;
+		this.time = now;
+	}
+
+	/**
+	 * Restores a bucket from stored state.
+	 * @param ratePerMinute units added per minute
+	 * @param capacity the most units the bucket holds
+	 * @param level the stored level
+	 * @param time the time the level was stored at
+	 * @param remainder the stored fractional remainder
+	 * @return the bucket
+	 */
+	public static RateBucket restore(long ratePerMinute, long capacity, long level, long time, long remainder) {
+		RateBucket bucket = new RateBucket(ratePerMinute, capacity, time);
+		bucket.level = Math.min(level, capacity);
+		bucket.remainder = (remainder >= 0 && remainder < Arith.NANOS_PER_MINUTE) ? remainder : 0;
+		return bucket;
+	}
+
+	public long ratePerMinute() {
+		return this.ratePerMinute;
+	}
+
+	public long capacity() {
+		return this.capacity;
+	}
+
+	/**
+	 * Returns the level at the given time.
+	 * @param now the current time
+	 * @return the units available now (negative while in debt)
+	 */
+	public long level(long now) {
+		refill(now);
+		return this.level;
+	}
+
+	/**
+	 * Returns how long from {@code now} until the bucket can take {@code units}: until it
+	 * holds them, or, for a call larger than the capacity, until it is full.
+	 * @param units the units wanted
+	 * @param now the current time
+	 * @return nanoseconds to wait, 0 when the units can be taken now
+	 */
+	public long nanosUntil(long units, long now) {
+		refill(now);
+		long need = Math.min(units, this.capacity);
+		long base = Math.max(0, this.time - now);
+		if (this.level >= need) {
+			return base;
+		}
+		long deficit = need - this.level;
+		// time t such that (t * rate + remainder) / NANOS_PER_MINUTE >= deficit
+		long wanted = Arith.mulDiv(deficit, Arith.NANOS_PER_MINUTE, 1);
+		long nanos = (wanted == Long.MAX_VALUE) ? Long.MAX_VALUE
+				: Arith.mulDivCeil(Math.max(0, wanted - this.remainder), 1, this.ratePerMinute);
+		return Arith.saturatedAdd(base, nanos);
+	}
+
+	/**
+	 * Takes units at the given time, going into debt if the level is short.
+	 * @param units the units to take
+	 * @param at when the units are taken (may lie ahead of the caller's clock)
+	 */
+	public void take(long units, long at) {
+		refill(at);
+		this.level = Arith.saturatedAdd(this.level, -units);
+	}
+
+	/**
+	 * Gives units back, never beyond the capacity.
+	 * @param units the units to give back
+	 * @param now the current time
+	 */
+	public void give(long units, long now) {
+		refill(now);
+		long raised = Arith.saturatedAdd(this.level, units);
+		if (raised >= this.capacity) {
+			this.level = this.capacity;
+			this.remainder = 0;
+		}
+		else {
+			this.level = raised;
+		}
+	}
+
+	/**
+	 * Lowers the level to at most the given value; never raises it.
+	 * @param maxLevel the highest level allowed
+	 * @param now the current time
+	 */
+	public void lowerTo(long maxLevel, long now) {
+		refill(now);
+		if (maxLevel < this.level || (maxLevel == this.level && this.remainder > 0)) {
+			this.level = maxLevel;
+			this.remainder = 0;
+		}
+	}
+
+	/**
+	 * Returns how long from {@code now} until the bucket is full again.
+	 * @param now the current time
+	 * @return nanoseconds until full
+	 */
+	public long nanosUntilFull(long now) {
+		refill(now);
+		if (this.level >= this.capacity) {
+			return Math.max(0, this.time - now);
+		}
+		long wanted = Arith.mulDiv(this.capacity - this.level, Arith.NANOS_PER_MINUTE, 1);
+		long nanos = (wanted == Long.MAX_VALUE) ? Long.MAX_VALUE
+				: Arith.mulDivCeil(Math.max(0, wanted - this.remainder), 1, this.ratePerMinute);
+		return Arith.saturatedAdd(Math.max(0, this.time - now), nanos);
+	}
+
+	/** Returns the stored time, for stores that persist the state. */
+	public long time() {
+		return this.time;
+	}
+
+	/** Returns the stored level without refilling, for stores that persist the state. */
+	public long storedLevel() {
+		return this.level;
+	}
+
+	/** Returns the stored remainder, for stores that persist the state. */
+	public long remainder() {
+		return this.remainder;
+	}
+
+	private void refill(long now) {
+		if (now <= this.time) {
+			// Time that did not advance (or a booking ahead of now) adds nothing.
+			return;
+		}
+		long elapsed = now - this.time;
+		this.time = now;
+		if (this.level >= this.capacity) {
+			this.remainder = 0;
+			return;
+		}
+		long missing = this.capacity - this.level;
+		long perMinuteUnits = Arith.mulDiv(elapsed, this.ratePerMinute, 1);
+		long total = Arith.saturatedAdd(perMinuteUnits, this.remainder);
+		long added = total / Arith.NANOS_PER_MINUTE;
+		if (added >= missing || total == Long.MAX_VALUE) {
+			this.level = this.capacity;
+			this.remainder = 0;
+			return;
+		}
+		this.level += added;
+		this.remainder = total % Arith.NANOS_PER_MINUTE;
+	}
+
+	@Override
+	public String toString() {
+		return "RateBucket[rate=" + this.ratePerMinute + "/min, capacity=" + this.capacity + ", level=" + this.level
+				+ "]";
+	}
+
+}

@@ -1,0 +1,128 @@
+package dev.llmquota.core;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import reactor.core.publisher.MonoSink;
+
+/**
+ * A call waiting for admission. Its fields other than {@code state} are fixed at
+ * creation; {@code state} and {@code permit} change under the account's admission lock.
+ */
+final class Waiter {
+
+	enum State {
+
+		WAITING, ADMITTED, DONE
+
+	}
+
+	/**
+	 * A gate the call must enter and the units it asks of it.
+	 */
+	record GateUse(InFlightGate gate, long units) {
+
+	}
+
+	final Pool pool;
+
+	final Demand demand;
+
+	final Priority priority;
+
+	final List<Charge> charges;
+
+	final List<GateUse> gateUses;
+
+	final long enqueuedAt;
+
+	final long deadline;
+
+	final MonoSink<QuotaPermit> sink;
+
+	State state = State.WAITING;
+
+	QuotaPermit permit;
+
+	/** The dimension that blocked the call last, named if it times out. */
+	Dimension blockedOn;
+
+	BucketSpec.Scope blockedScope = BucketSpec.Scope.POOL;
+
+	/** Whether what blocked last was an in-flight bound rather than a bucket. */
+	boolean blockedInFlight;
+
+	/** When the call's buckets allow it, as last computed. */
+	long readyAt;
+
+	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink) {
+		this.pool = pool;
+		this.demand = demand;
+		this.priority = priority;
+		this.charges = pool.charges(demand);
+		this.gateUses = gateUses(pool, demand);
+		this.enqueuedAt = now;
+		this.deadline = Arith.saturatedAdd(now, maxWaitNanos);
+		this.sink = sink;
+	}
+
+	private static List<GateUse> gateUses(Pool pool, Demand demand) {
+		Accounting accounting = pool.spec().accounting();
+		List<GateUse> uses = new ArrayList<>();
+		for (InFlightGate gate : pool.gates()) {
+			uses.add(new GateUse(gate, Gates.units(gate, demand, accounting)));
+		}
+		for (InFlightGate gate : pool.account().gates()) {
+			uses.add(new GateUse(gate, Gates.units(gate, demand, accounting)));
+		}
+		return List.copyOf(uses);
+	}
+
+	/** Returns the first gate the call does not fit now, or {@code null}. */
+	GateUse blockingGate() {
+		for (GateUse use : this.gateUses) {
+			if (!use.gate().fits(use.units())) {
+				return use;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Returns the units this call asks of the given gate, or -1 if it does not use it.
+	 */
+	long unitsOf(InFlightGate gate) {
+		for (GateUse use : this.gateUses) {
+			if (use.gate() == gate) {
+				return use.units();
+			}
+		}
+		return -1;
+	}
+
+	void blockedBy(Dimension dimension, BucketSpec.Scope scope, boolean inFlight) {
+		this.blockedOn = dimension;
+		this.blockedScope = scope;
+		this.blockedInFlight = inFlight;
+	}
+
+	void blockedLike(Waiter head) {
+		if (head.blockedOn != null) {
+			blockedBy(head.blockedOn, head.blockedScope, head.blockedInFlight);
+		}
+	}
+
+	String blocker() {
+		Dimension dimension = (this.blockedOn != null) ? this.blockedOn : Dimension.REQUESTS_PER_MINUTE;
+		String what = this.blockedScope.id() + " " + dimension.id();
+		if (this.blockedInFlight && dimension != Dimension.CONCURRENT_REQUESTS) {
+			return what + " in-flight bound (rate x latency)";
+		}
+		return what;
+	}
+
+	BucketSpec.Scope scopeOf(InFlightGate gate) {
+		return this.pool.gates().contains(gate) ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT;
+	}
+
+}

@@ -1,0 +1,186 @@
+package dev.llmquota.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+
+import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.BucketState;
+import dev.llmquota.core.Charge;
+import dev.llmquota.core.DayCounter;
+import dev.llmquota.core.QuotaStore;
+import dev.llmquota.core.RateBucket;
+
+/**
+ * The in-process store: every bucket of this process in one map behind one lock. Each
+ * decision takes microseconds, so one lock costs less than the bookkeeping that finer
+ * locks would need to keep multi-bucket decisions atomic.
+ */
+public final class LocalQuotaStore implements QuotaStore {
+
+	private final ReentrantLock lock = new ReentrantLock();
+
+	private final Map<String, RateBucket> rates = new HashMap<>();
+
+	private final Map<String, DayCounter> days = new HashMap<>();
+
+	@Override
+	public Booking book(List<Charge> charges, long now, Instant wallNow, long latestStart) {
+		this.lock.lock();
+		try {
+			BucketSpec binding = null;
+			long longest = -1;
+			for (Charge charge : charges) {
+				long wait = waitFor(charge, now, wallNow);
+				// A daily counter is not booked ahead into the next day: the caller asks
+				// again then.
+				if (charge.bucket().daily() && wait > 0) {
+					return new Booking.Refused(charge.bucket(), wait);
+				}
+				if (wait > longest) {
+					longest = wait;
+					binding = charge.bucket();
+				}
+			}
+			long wait = Math.max(0, longest);
+			if (binding != null && (wait == Long.MAX_VALUE || wait > latestStart - now)) {
+				return new Booking.Refused(binding, wait);
+			}
+			long start = now + wait;
+			for (Charge charge : charges) {
+				if (charge.bucket().daily()) {
+					day(charge.bucket(), wallNow).add(charge.units(), wallNow);
+				}
+				else {
+					rate(charge.bucket(), now).take(charge.units(), start);
+				}
+			}
+			return new Booking.Booked(start, List.copyOf(charges));
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	@Override
+	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
+		this.lock.lock();
+		try {
+			long wait = 0;
+			for (Charge charge : charges) {
+				wait = Math.max(wait, waitFor(charge, now, wallNow));
+			}
+			return wait;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	@Override
+	public void cancel(Booking.Booked booking, long now, Instant wallNow) {
+		this.lock.lock();
+		try {
+			for (Charge charge : booking.charges()) {
+				adjustLocked(charge.bucket(), -charge.units(), now, wallNow);
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	@Override
+	public void adjust(BucketSpec bucket, long units, long now, Instant wallNow) {
+		this.lock.lock();
+		try {
+			adjustLocked(bucket, units, now, wallNow);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	@Override
+	public void lowerTo(BucketSpec bucket, long maxLevel, long now) {
+		if (bucket.daily()) {
+			return;
+		}
+		this.lock.lock();
+		try {
+			rate(bucket, now).lowerTo(maxLevel, now);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	@Override
+	public BucketState state(BucketSpec bucket, long now, Instant wallNow) {
+		this.lock.lock();
+		try {
+			if (bucket.daily()) {
+				DayCounter counter = day(bucket, wallNow);
+				long untilReset = Duration.between(wallNow, counter.nextReset(wallNow)).toNanos();
+				return new BucketState(counter.limit() - counter.used(wallNow), counter.limit(), untilReset);
+			}
+			RateBucket rate = rate(bucket, now);
+			return new BucketState(rate.level(now), rate.capacity(), rate.nanosUntilFull(now));
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	private void adjustLocked(BucketSpec bucket, long units, long now, Instant wallNow) {
+		if (bucket.daily()) {
+			day(bucket, wallNow).add(units, wallNow);
+		}
+		else if (units >= 0) {
+			rate(bucket, now).take(units, now);
+		}
+		else {
+			rate(bucket, now).give(-units, now);
+		}
+	}
+
+	private long waitFor(Charge charge, long now, Instant wallNow) {
+		BucketSpec spec = charge.bucket();
+		if (spec.daily()) {
+			DayCounter counter = day(spec, wallNow);
+			if (counter.fits(charge.units(), wallNow)) {
+				return 0;
+			}
+			return Math.max(1, Duration.between(wallNow, counter.nextReset(wallNow)).toNanos());
+		}
+		return rate(spec, now).nanosUntil(charge.units(), now);
+	}
+
+	private RateBucket rate(BucketSpec spec, long now) {
+		RateBucket bucket = this.rates.get(spec.key());
+		if (bucket == null || bucket.ratePerMinute() != spec.enforced() || bucket.capacity() != spec.capacity()) {
+			// A new bucket starts full; a bucket whose limits changed keeps its level and
+			// time.
+			bucket = (bucket != null) ? RateBucket.restore(spec.enforced(), spec.capacity(), bucket.storedLevel(),
+					bucket.time(), bucket.remainder()) : new RateBucket(spec.enforced(), spec.capacity(), now);
+			this.rates.put(spec.key(), bucket);
+		}
+		return bucket;
+	}
+
+	private DayCounter day(BucketSpec spec, Instant wallNow) {
+		DayCounter counter = this.days.get(spec.key());
+		if (counter == null || counter.limit() != spec.enforced()) {
+			counter = (counter != null)
+					? DayCounter.restore(spec.enforced(), spec.zone(), counter.day(), counter.used(wallNow))
+					: new DayCounter(spec.enforced(), spec.zone(), wallNow);
+			this.days.put(spec.key(), counter);
+		}
+		return counter;
+	}
+
+}

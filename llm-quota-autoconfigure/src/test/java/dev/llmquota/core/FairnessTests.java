@@ -1,0 +1,111 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.llmquota.store.LocalQuotaStore;
+import org.junit.jupiter.api.Test;
+
+import static dev.llmquota.core.Calls.acquire;
+import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A large call is never starved by a stream of small ones, and small ones use what the
+ * large one cannot use yet.
+ */
+class FairnessTests {
+
+	private final ManualClock clock = new ManualClock();
+
+	@Test
+	void aLargeCallBehindAStreamOfSmallOnesIsAdmittedWhenItsBucketHasRefilled() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		// capacity 1,000 tokens refilled at 500 per second
+		acquire(engine, pool, new Demand(1_000, 0));
+		Calls.Call large = acquire(engine, pool, new Demand(900, 0));
+		List<Calls.Call> small = new ArrayList<>();
+		for (int tick = 0; tick < 40; tick++) {
+			small.add(acquire(engine, pool, new Demand(20, 0)));
+			this.clock.advance(Duration.ofMillis(50));
+		}
+		// 900 tokens at 500 per second: 1.8 s, undelayed by the small calls that arrived
+		// meanwhile
+		assertThat(large.admitted()).isTrue();
+		assertThat(large.waited()).isEqualTo(Duration.ofMillis(1_800));
+		assertThat(small.get(0).admittedAt).isGreaterThanOrEqualTo(large.admittedAt);
+	}
+
+	@Test
+	void smallCallsOfAnotherPoolUseAccountCapacityTheWaitingLargeCallCannotUseYet() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(10))
+			.account(limits(REQUESTS_PER_MINUTE, 600))
+			.model("large", limits(TOKENS_PER_MINUTE, 60_000))
+			.model("small", limits(TOKENS_PER_MINUTE, 600_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool large = engine.pool("openai", "large");
+		Pool small = engine.pool("openai", "small");
+		// the large pool's bucket holds 10,000 tokens refilled at 1,000 per second
+		acquire(engine, large, new Demand(10_000, 0));
+		Calls.Call waiting = acquire(engine, large, new Demand(5_000, 0));
+		List<Calls.Call> others = new ArrayList<>();
+		for (int i = 0; i < 50; i++) {
+			others.add(acquire(engine, small, new Demand(100, 0)));
+		}
+		assertThat(waiting.admitted()).isFalse();
+		assertThat(others).as("the shared account bucket has room the large call does not need yet")
+			.allMatch(Calls.Call::admitted);
+		this.clock.advance(Duration.ofSeconds(5));
+		assertThat(waiting.admitted()).isTrue();
+		assertThat(waiting.waited()).isEqualTo(Duration.ofSeconds(5));
+	}
+
+	@Test
+	void aSmallCallMayNotTakeAccountRoomThatWouldDelayTheWaitingHead() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.account(limits(REQUESTS_PER_MINUTE, 3))
+			.model("large", limits(TOKENS_PER_MINUTE, 60))
+			.model("small", limits(TOKENS_PER_MINUTE, 600_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool large = engine.pool("openai", "large");
+		Pool small = engine.pool("openai", "small");
+		acquire(engine, large, new Demand(60, 0));
+		acquire(engine, small, new Demand(1, 0));
+		// one account request left; the large call needs its own bucket to refill first
+		// (1 s)
+		Calls.Call head = acquire(engine, large, new Demand(1, 0));
+		Calls.Call later = acquire(engine, small, new Demand(1, 0));
+		assertThat(later.admitted()).as("taking the last account request would delay the head").isFalse();
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(head.admitted()).isTrue();
+		assertThat(later.admitted()).isFalse();
+	}
+
+	@Test
+	void aCallWaitingOnAGateKeepsItsTurnAgainstSmallerCallsOfThePool() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("m", limits(CONCURRENT_REQUESTS, 2))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call a = acquire(engine, pool, new Demand(1, 1));
+		acquire(engine, pool, new Demand(1, 1));
+		Calls.Call head = acquire(engine, pool, new Demand(1, 1));
+		Calls.Call next = acquire(engine, pool, new Demand(1, 1));
+		a.permit().release();
+		assertThat(head.admitted()).isTrue();
+		assertThat(next.admitted()).isFalse();
+	}
+
+}

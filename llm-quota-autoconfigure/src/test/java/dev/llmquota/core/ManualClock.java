@@ -1,0 +1,133 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.PriorityQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import reactor.core.Disposable;
+
+/**
+ * A clock that moves only when a test advances it; timers due by then run in order, on
+ * the advancing thread.
+ */
+public final class ManualClock implements QuotaClock {
+
+	private final PriorityQueue<Task> tasks = new PriorityQueue<>();
+
+	private long nanos;
+
+	private Instant wall;
+
+	private long sequence;
+
+	public ManualClock() {
+		this(Instant.parse("2026-11-30T12:00:00Z"));
+	}
+
+	public ManualClock(Instant start) {
+		this.nanos = 1_000_000_000L;
+		this.wall = start;
+	}
+
+	@Override
+	public synchronized long nanoTime() {
+		return this.nanos;
+	}
+
+	@Override
+	public synchronized Instant instant() {
+		return this.wall;
+	}
+
+	@Override
+	public synchronized Disposable schedule(long delayNanos, Runnable task) {
+		Task scheduled = new Task(this.nanos + Math.max(0, delayNanos), this.sequence++, task);
+		this.tasks.add(scheduled);
+		return scheduled;
+	}
+
+	/**
+	 * Moves both clocks forward, running every timer that falls due, at its due time.
+	 * @param duration how far
+	 */
+	public void advance(Duration duration) {
+		long target;
+		synchronized (this) {
+			target = this.nanos + duration.toNanos();
+		}
+		while (true) {
+			Task next;
+			synchronized (this) {
+				next = this.tasks.peek();
+				if (next == null || next.due > target) {
+					this.wall = this.wall.plusNanos(target - this.nanos);
+					this.nanos = target;
+					return;
+				}
+				this.tasks.poll();
+				this.wall = this.wall.plusNanos(next.due - this.nanos);
+				this.nanos = Math.max(this.nanos, next.due);
+			}
+			next.run();
+		}
+	}
+
+	/**
+	 * Moves only the wall clock, as an NTP correction or a daylight-saving mistake would;
+	 * monotonic time and timers stay.
+	 * @param duration how far (negative to go back)
+	 */
+	public synchronized void jumpWall(Duration duration) {
+		this.wall = this.wall.plus(duration);
+	}
+
+	/**
+	 * Returns how many timers wait.
+	 * @return pending timers
+	 */
+	public synchronized int pendingTimers() {
+		return (int) this.tasks.stream().filter((task) -> !task.isDisposed()).count();
+	}
+
+	private static final class Task implements Comparable<Task>, Disposable {
+
+		private final long due;
+
+		private final long sequence;
+
+		private final Runnable runnable;
+
+		private final AtomicBoolean disposed = new AtomicBoolean();
+
+		Task(long due, long sequence, Runnable runnable) {
+			this.due = due;
+			this.sequence = sequence;
+			this.runnable = runnable;
+		}
+
+		void run() {
+			if (!this.disposed.get()) {
+				this.runnable.run();
+			}
+		}
+
+		@Override
+		public void dispose() {
+			this.disposed.set(true);
+		}
+
+		@Override
+		public boolean isDisposed() {
+			return this.disposed.get();
+		}
+
+		@Override
+		public int compareTo(Task other) {
+			int byDue = Long.compare(this.due, other.due);
+			return (byDue != 0) ? byDue : Long.compare(this.sequence, other.sequence);
+		}
+
+	}
+
+}

@@ -1,0 +1,432 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+
+import dev.llmquota.BudgetExhaustedException;
+import dev.llmquota.QuotaEngineClosedException;
+import dev.llmquota.QuotaWaitTimeoutException;
+import dev.llmquota.store.LocalQuotaStore;
+import org.junit.jupiter.api.Test;
+
+import static dev.llmquota.core.BucketSpec.Scope.ACCOUNT;
+import static dev.llmquota.core.BucketSpec.Scope.POOL;
+import static dev.llmquota.core.Calls.acquire;
+import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
+import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.OUTPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_DAY;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.TOKENS_PER_DAY;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The engine's accounting and waiting, driven by a manual clock.
+ */
+class QuotaEngineTests {
+
+	private final ManualClock clock = new ManualClock();
+
+	private final LocalQuotaStore store = new LocalQuotaStore();
+
+	@Test
+	void reservesMaxTokensUntilUsageArrives() {
+		QuotaEngine engine = TestConfigs.provider()
+			.burstWindow(Duration.ofSeconds(60))
+			.inFlightGate(false)
+			.model("gpt-4o", limits(OUTPUT_TOKENS_PER_MINUTE, 10_000, TOKENS_PER_MINUTE, 100_000))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.Call call = acquire(engine, pool, new Demand(1_000, 4_096));
+		assertThat(call.admitted()).isTrue();
+		assertThat(remaining(engine, pool, OUTPUT_TOKENS_PER_MINUTE)).isEqualTo(10_000 - 4_096);
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(100_000 - 5_096);
+		call.permit().complete(new Usage(1_000, 0, 40));
+		assertThat(remaining(engine, pool, OUTPUT_TOKENS_PER_MINUTE)).isEqualTo(10_000 - 40);
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(100_000 - 1_040);
+	}
+
+	@Test
+	void underEstimatedInputIsChargedEvenIntoDebtSoLaterCallsWait() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(INPUT_TOKENS_PER_MINUTE, 60_000))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		// capacity 2 s of 60,000/min = 2,000
+		Calls.Call first = acquire(engine, pool, new Demand(1_500, 0));
+		first.permit().complete(new Usage(4_000, 0, 0));
+		assertThat(remaining(engine, pool, INPUT_TOKENS_PER_MINUTE)).isEqualTo(2_000 - 4_000);
+		Calls.Call second = acquire(engine, pool, new Demand(100, 0));
+		assertThat(second.admitted()).isFalse();
+		// 2,100 tokens at 1,000 per second
+		this.clock.advance(Duration.ofMillis(2_099));
+		assertThat(second.admitted()).isFalse();
+		this.clock.advance(Duration.ofMillis(1));
+		assertThat(second.admitted()).isTrue();
+	}
+
+	@Test
+	void cachedInputIsRefundedWhereTheProviderDoesNotCountIt() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.accounting(new Accounting(false, true, false, 1))
+			.model("claude", limits(INPUT_TOKENS_PER_MINUTE, 50_000, OUTPUT_TOKENS_PER_MINUTE, 8_000))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "claude");
+		Calls.Call call = acquire(engine, pool, new Demand(10_000, 4_096));
+		// reserve-max-tokens false: no output reserved at admission, the actual output
+		// charged at the end
+		assertThat(remaining(engine, pool, OUTPUT_TOKENS_PER_MINUTE)).isEqualTo(8_000);
+		call.permit().complete(new Usage(10_000, 9_000, 300));
+		assertThat(remaining(engine, pool, INPUT_TOKENS_PER_MINUTE)).isEqualTo(50_000 - 1_000);
+		assertThat(remaining(engine, pool, OUTPUT_TOKENS_PER_MINUTE)).isEqualTo(8_000 - 300);
+	}
+
+	@Test
+	void outputBurndownMultipliesOutputAtAdmissionAndSettlement() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.accounting(new Accounting(true, true, true, 5))
+			.model("claude-bedrock", limits(TOKENS_PER_MINUTE, 100_000))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "claude-bedrock");
+		Calls.Call call = acquire(engine, pool, new Demand(1_000, 1_000));
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(100_000 - 6_000);
+		call.permit().complete(new Usage(1_000, 0, 100));
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(100_000 - 1_500);
+	}
+
+	@Test
+	void admissionIsAConjunctionThatTakesNothingWhenOneBucketIsShort() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.model("m", limits(REQUESTS_PER_MINUTE, 100, TOKENS_PER_MINUTE, 10_000))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(9_000, 0));
+		Calls.Call blocked = acquire(engine, pool, new Demand(5_000, 0), null, Duration.ZERO);
+		assertThat(blocked.error()).isInstanceOf(QuotaWaitTimeoutException.class);
+		assertThat(((QuotaWaitTimeoutException) blocked.error()).getDimension()).isEqualTo("tokens-per-minute");
+		assertThat(remaining(engine, pool, REQUESTS_PER_MINUTE)).isEqualTo(99);
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(1_000);
+	}
+
+	@Test
+	void oversizedCallIsAdmittedWhenTheBucketIsFullAndChargedInFull() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		// capacity: 2 s of 30,000/min = 1,000 tokens; the call is 5 x that
+		Calls.Call big = acquire(engine, pool, new Demand(4_000, 1_000));
+		assertThat(big.admitted()).isTrue();
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(1_000 - 5_000);
+		Calls.Call next = acquire(engine, pool, new Demand(10, 0));
+		this.clock.advance(Duration.ofMillis(7_999));
+		assertThat(next.admitted()).as("the debt of 4,000 is repaid at 500/s").isFalse();
+		this.clock.advance(Duration.ofMillis(21));
+		assertThat(next.admitted()).isTrue();
+	}
+
+	@Test
+	void oversizedCallWaitsForAFullBucketRatherThanHanging() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(600, 0));
+		Calls.Call big = acquire(engine, pool, new Demand(50_000, 0));
+		assertThat(big.admitted()).isFalse();
+		this.clock.advance(Duration.ofMillis(1_200));
+		assertThat(big.admitted()).isTrue();
+	}
+
+	@Test
+	void oversizedCallIsClampedOnTheInFlightGateAndAdmittedAlone() {
+		QuotaEngine engine = TestConfigs.provider()
+			.burstWindow(Duration.ofSeconds(60))
+			.model("m", limits(TOKENS_PER_MINUTE, 1_000_000))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		// in-flight bound: 1,000,000 / 60 x 1.4 = 23,333 tokens
+		Calls.Call small = acquire(engine, pool, new Demand(100, 0));
+		Calls.Call huge = acquire(engine, pool, new Demand(40_000, 0));
+		assertThat(huge.admitted()).isFalse();
+		small.permit().complete(new Usage(100, 0, 0));
+		assertThat(huge.admitted()).isTrue();
+		assertThat(engine.snapshot(pool).gate(POOL, TOKENS_PER_MINUTE, true).inUse())
+			.isEqualTo(engine.snapshot(pool).gate(POOL, TOKENS_PER_MINUTE, true).capacity());
+		Calls.Call after = acquire(engine, pool, new Demand(1, 0));
+		assertThat(after.admitted()).isFalse();
+		huge.permit().release();
+		assertThat(after.admitted()).isTrue();
+	}
+
+	@Test
+	void waitEndsAtMaxWaitNamingTheDimensionThatBlocked() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 60))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(1, 1));
+		acquire(engine, pool, new Demand(1, 1));
+		Calls.Call late = acquire(engine, pool, new Demand(1, 1), null, Duration.ofMillis(500));
+		this.clock.advance(Duration.ofMillis(499));
+		assertThat(late.error()).isNull();
+		this.clock.advance(Duration.ofMillis(1));
+		assertThat(late.error()).isInstanceOf(QuotaWaitTimeoutException.class)
+			.hasMessageContaining("requests-per-minute")
+			.hasMessageContaining("model 'm'");
+		QuotaWaitTimeoutException timeout = (QuotaWaitTimeoutException) late.error();
+		assertThat(timeout.getProvider()).isEqualTo("openai");
+		assertThat(timeout.getRegion()).isEqualTo("us");
+		assertThat(timeout.getWaited()).isEqualTo(Duration.ofMillis(500));
+	}
+
+	@Test
+	void cancellingAWaitingCallLeavesTheQueueAndTakesNothing() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 60))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(1, 1));
+		acquire(engine, pool, new Demand(1, 1));
+		Calls.Call cancelled = acquire(engine, pool, new Demand(1, 1));
+		Calls.Call behind = acquire(engine, pool, new Demand(1, 1));
+		cancelled.cancel();
+		assertThat(engine.waiting(pool.account())).isEqualTo(1);
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(cancelled.admitted()).isFalse();
+		assertThat(behind.admitted()).as("the cancelled call took no turn").isTrue();
+	}
+
+	@Test
+	void dailyLimitFailsFastUntilTheNextDayInItsZone() {
+		ManualClock evening = new ManualClock(Instant.parse("2026-11-30T20:00:00Z"));
+		QuotaEngine engine = TestConfigs.provider()
+			.zone(ZoneId.of("America/Los_Angeles"))
+			.model("m", limits(REQUESTS_PER_DAY, 2))
+			.engine(this.store, evening);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(1, 1));
+		acquire(engine, pool, new Demand(1, 1));
+		Calls.Call third = acquire(engine, pool, new Demand(1, 1));
+		assertThat(third.error()).isInstanceOf(BudgetExhaustedException.class);
+		BudgetExhaustedException spent = (BudgetExhaustedException) third.error();
+		assertThat(spent.getDimension()).isEqualTo("requests-per-day");
+		// midnight in Los Angeles
+		assertThat(spent.getReset()).isEqualTo(Instant.parse("2026-12-01T08:00:00Z"));
+		evening.advance(Duration.ofHours(12));
+		assertThat(acquire(engine, pool, new Demand(1, 1)).admitted()).isTrue();
+	}
+
+	@Test
+	void dailyLimitWaitsWhenTheNextDayStartsWithinMaxWait() {
+		ManualClock late = new ManualClock(Instant.parse("2026-11-30T23:59:50Z"));
+		QuotaEngine engine = TestConfigs.provider().model("m", limits(TOKENS_PER_DAY, 1_000)).engine(this.store, late);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(900, 100));
+		Calls.Call waiting = acquire(engine, pool, new Demand(10, 10));
+		assertThat(waiting.error()).isNull();
+		assertThat(waiting.admitted()).isFalse();
+		late.advance(Duration.ofSeconds(10));
+		assertThat(waiting.admitted()).isTrue();
+	}
+
+	@Test
+	void wallClockJumpingBackNeverResetsADailyCounter() {
+		ManualClock clock = new ManualClock(Instant.parse("2026-12-01T00:00:05Z"));
+		QuotaEngine engine = TestConfigs.provider().model("m", limits(REQUESTS_PER_DAY, 1)).engine(this.store, clock);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(1, 1));
+		clock.jumpWall(Duration.ofSeconds(-10));
+		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(BudgetExhaustedException.class);
+		clock.jumpWall(Duration.ofSeconds(10));
+		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(BudgetExhaustedException.class);
+	}
+
+	@Test
+	void slotsAreReleasedExactlyOnceWhateverEndsTheCall() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("m", limits(CONCURRENT_REQUESTS, 2))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call a = acquire(engine, pool, new Demand(1, 1));
+		Calls.Call b = acquire(engine, pool, new Demand(1, 1));
+		a.permit().complete(new Usage(1, 0, 1));
+		a.permit().release();
+		a.permit().complete(null);
+		assertThat(inUse(engine, pool, CONCURRENT_REQUESTS)).isEqualTo(1);
+		Calls.Call c = acquire(engine, pool, new Demand(1, 1));
+		Calls.Call d = acquire(engine, pool, new Demand(1, 1));
+		assertThat(c.admitted()).isTrue();
+		assertThat(d.admitted()).as("a double release must not open a second slot").isFalse();
+		b.permit().release();
+		assertThat(d.admitted()).isTrue();
+	}
+
+	@Test
+	void aPermitNeverClosedGivesItsSlotsBackAfterTheLeaseTimeout() {
+		QuotaEngine engine = TestConfigs.provider()
+			.leaseTimeout(Duration.ofMinutes(10))
+			.maxWait(Duration.ofMinutes(20))
+			.model("m", limits(CONCURRENT_REQUESTS, 1))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call leaked = acquire(engine, pool, new Demand(1, 1));
+		Calls.Call next = acquire(engine, pool, new Demand(1, 1));
+		this.clock.advance(Duration.ofMinutes(10).minusNanos(1));
+		assertThat(next.admitted()).isFalse();
+		this.clock.advance(Duration.ofNanos(1));
+		assertThat(leaked.permit().isReleased()).isTrue();
+		assertThat(next.admitted()).isTrue();
+	}
+
+	@Test
+	void shutdownFailsWaitersClearlyAndReleasesEverySlot() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("m", limits(CONCURRENT_REQUESTS, 1))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call running = acquire(engine, pool, new Demand(1, 1));
+		Calls.Call waiting = acquire(engine, pool, new Demand(1, 1));
+		engine.close();
+		assertThat(waiting.error()).isInstanceOf(QuotaEngineClosedException.class).hasMessageContaining("shut down");
+		assertThat(running.permit().isReleased()).isTrue();
+		assertThat(inUse(engine, pool, CONCURRENT_REQUESTS)).isZero();
+		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(QuotaEngineClosedException.class);
+	}
+
+	@Test
+	void headroomScalesConcurrencyButNeverBelowOne() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.model("wide", limits(CONCURRENT_REQUESTS, 64))
+			.model("narrow", limits(CONCURRENT_REQUESTS, 1))
+			.engine(this.store, this.clock);
+		assertThat(engine.snapshot(engine.pool("openai", "wide")).gate(POOL, CONCURRENT_REQUESTS, false).capacity())
+			.isEqualTo(51);
+		assertThat(engine.snapshot(engine.pool("openai", "narrow")).gate(POOL, CONCURRENT_REQUESTS, false).capacity())
+			.isEqualTo(1);
+	}
+
+	@Test
+	void headroomAndBurstWindowSizeTheBuckets() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 30_000))
+			.engine(this.store, this.clock);
+		PoolSnapshot snapshot = engine.snapshot(engine.pool("openai", "gpt-4o"));
+		assertThat(snapshot.bucket(POOL, REQUESTS_PER_MINUTE).bucket().enforced()).isEqualTo(400);
+		assertThat(snapshot.bucket(POOL, REQUESTS_PER_MINUTE).bucket().capacity()).isEqualTo(13);
+		assertThat(snapshot.bucket(POOL, TOKENS_PER_MINUTE).bucket().enforced()).isEqualTo(24_000);
+		assertThat(snapshot.bucket(POOL, TOKENS_PER_MINUTE).bucket().capacity()).isEqualTo(800);
+	}
+
+	@Test
+	void interactiveCallsAreAdmittedBeforeBatchCallsWaitingOnTheSameAccount() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 60))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(1, 1));
+		acquire(engine, pool, new Demand(1, 1));
+		Calls.Call batch = acquire(engine, pool, new Demand(1, 1), Priority.BATCH, null);
+		Calls.Call interactive = acquire(engine, pool, new Demand(1, 1), Priority.INTERACTIVE, null);
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(interactive.admitted()).isTrue();
+		assertThat(batch.admitted()).isFalse();
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(batch.admitted()).isTrue();
+	}
+
+	@Test
+	void aModelsDefaultPriorityAppliesWhenTheCallNamesNone() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("nightly", limits(REQUESTS_PER_MINUTE, 60), Priority.BATCH)
+			.account(limits(REQUESTS_PER_MINUTE, 60))
+			.model("chat", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.store, this.clock);
+		Pool nightly = engine.pool("openai", "nightly");
+		Pool chat = engine.pool("openai", "chat");
+		acquire(engine, chat, new Demand(1, 1));
+		acquire(engine, chat, new Demand(1, 1));
+		Calls.Call batch = acquire(engine, nightly, new Demand(1, 1));
+		Calls.Call interactive = acquire(engine, chat, new Demand(1, 1));
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(interactive.admitted()).isTrue();
+		assertThat(batch.admitted()).isFalse();
+	}
+
+	@Test
+	void aliasesShareOnePoolAndUnlistedModelsGetTheirOwnFromTheTemplate() {
+		QuotaEngine engine = TestConfigs.provider()
+			.maxPools(2)
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500), "gpt-4o-2024-08-06")
+			.template(limits(REQUESTS_PER_MINUTE, 100))
+			.engine(this.store, this.clock);
+		assertThat(engine.pool("openai", "gpt-4o-2024-08-06")).isSameAs(engine.pool("openai", "gpt-4o"));
+		Pool mini = engine.pool("openai", "gpt-4o-mini");
+		assertThat(mini.spec().limits().asMap()).containsEntry(REQUESTS_PER_MINUTE, 100L);
+		assertThat(mini.buckets().get(0).key()).contains("gpt-4o-mini");
+		assertThat(engine.pool("openai", "o3")).isNotSameAs(mini);
+		assertThat(engine.pool("openai", "gpt-4o-mini")).isSameAs(mini);
+		engine.pool("openai", "o4");
+		assertThat(engine.pools()).extracting(Pool::model).containsExactly("gpt-4o", "gpt-4o-mini", "o4");
+	}
+
+	@Test
+	void accountCeilingsBindAcrossPools() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.account(limits(REQUESTS_PER_MINUTE, 60))
+			.model("a", limits(REQUESTS_PER_MINUTE, 600))
+			.model("b", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.store, this.clock);
+		acquire(engine, engine.pool("openai", "a"), new Demand(1, 1));
+		acquire(engine, engine.pool("openai", "b"), new Demand(1, 1));
+		Calls.Call third = acquire(engine, engine.pool("openai", "b"), new Demand(1, 1), null, Duration.ZERO);
+		assertThat(third.error()).isInstanceOf(QuotaWaitTimeoutException.class)
+			.hasMessageContaining("account requests-per-minute");
+		assertThat(engine.snapshot(engine.pool("openai", "a")).bucket(ACCOUNT, REQUESTS_PER_MINUTE).remaining())
+			.isZero();
+	}
+
+	@Test
+	void waitersShareOneTimerPerAccount() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 30))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(1, 1));
+		for (int i = 0; i < 100; i++) {
+			acquire(engine, pool, new Demand(1, 1));
+		}
+		// one lease timer for the admitted call, one wake-up timer for the hundred
+		// waiters
+		assertThat(this.clock.pendingTimers()).isEqualTo(2);
+	}
+
+	private long remaining(QuotaEngine engine, Pool pool, Dimension dimension) {
+		return engine.snapshot(pool).bucket(POOL, dimension).remaining();
+	}
+
+	private long inUse(QuotaEngine engine, Pool pool, Dimension dimension) {
+		return engine.snapshot(pool).gate(POOL, dimension, false).inUse();
+	}
+
+}

@@ -1,0 +1,134 @@
+package dev.llmquota.core;
+
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Random sequences of take, refund, lower and clock steps against a reference bucket in
+ * exact rational arithmetic.
+ */
+class RateBucketPropertyTests {
+
+	private static final BigInteger N = BigInteger.valueOf(Arith.NANOS_PER_MINUTE);
+
+	@ParameterizedTest(name = "seed {0}")
+	@MethodSource("dev.llmquota.core.Seeds#seeds")
+	void matchesExactReferenceAndNeverExceedsCapacity(long seed) {
+		SplittableRandom random = new SplittableRandom(seed);
+		long rate = 1 + random.nextLong(random.nextBoolean() ? 600 : 3_000_000);
+		long capacity = 1 + random.nextLong(Math.max(1, rate / (1 + random.nextInt(60))) + 1);
+		long now = random.nextLong(1_000_000_000_000L);
+		RateBucket bucket = new RateBucket(rate, capacity, now);
+		Reference reference = new Reference(rate, capacity);
+		List<long[]> charges = new ArrayList<>();
+		for (int step = 0; step < 400; step++) {
+			int op = random.nextInt(10);
+			if (op < 4) {
+				now += random.nextLong(1 + random.nextLong(Arith.NANOS_PER_MINUTE / 10));
+				reference.refill(now);
+			}
+			else if (op < 7) {
+				long units = 1 + random.nextLong(capacity + 1);
+				if (bucket.nanosUntil(units, now) == 0) {
+					bucket.take(units, now);
+					reference.take(units, now);
+					if (units <= capacity) {
+						charges.add(new long[] { now, units });
+					}
+				}
+			}
+			else if (op < 9) {
+				long units = random.nextLong(capacity + 1);
+				bucket.give(units, now);
+				reference.give(units, now);
+				charges.add(new long[] { now, -units });
+			}
+			else {
+				long max = random.nextLong(-capacity, capacity + 1);
+				bucket.lowerTo(max, now);
+				reference.lowerTo(max, now);
+			}
+			long level = bucket.level(now);
+			assertThat(level).as("seed %d step %d: level within capacity", seed, step).isLessThanOrEqualTo(capacity);
+			assertThat(level).as("seed %d step %d: level equals the exact reference", seed, step)
+				.isEqualTo(reference.floorLevel());
+			long wait = bucket.nanosUntil(Math.min(capacity, Math.max(1, level + 1)), now);
+			if (level < capacity) {
+				assertThat(wait).as("seed %d step %d: waiting for one more unit", seed, step).isPositive();
+			}
+		}
+		assertWindowBound(seed, charges, rate, capacity);
+	}
+
+	/**
+	 * Over any window of length W the units charged, net of refunds, never exceed
+	 * capacity + rate x W.
+	 */
+	private static void assertWindowBound(long seed, List<long[]> charges, long rate, long capacity) {
+		for (int i = 0; i < charges.size(); i++) {
+			long net = 0;
+			for (int j = i; j < charges.size(); j++) {
+				net += charges.get(j)[1];
+				long window = charges.get(j)[0] - charges.get(i)[0];
+				long allowed = capacity + Arith.mulDivCeil(window, rate, Arith.NANOS_PER_MINUTE);
+				assertThat(net).as("seed %d: units charged in a window of %d ns", seed, window)
+					.isLessThanOrEqualTo(allowed);
+			}
+		}
+	}
+
+	/** A bucket whose level is an exact fraction, in units of 1 / NANOS_PER_MINUTE. */
+	private static final class Reference {
+
+		private final BigInteger rate;
+
+		private final BigInteger capacity;
+
+		private BigInteger level;
+
+		private Long time;
+
+		Reference(long rate, long capacity) {
+			this.rate = BigInteger.valueOf(rate);
+			this.capacity = BigInteger.valueOf(capacity).multiply(N);
+			this.level = this.capacity;
+		}
+
+		void refill(long now) {
+			if (this.time != null && now > this.time) {
+				this.level = this.level.add(BigInteger.valueOf(now - this.time).multiply(this.rate)).min(this.capacity);
+			}
+			this.time = (this.time == null) ? now : Math.max(this.time, now);
+		}
+
+		void take(long units, long now) {
+			refill(now);
+			this.level = this.level.subtract(BigInteger.valueOf(units).multiply(N));
+		}
+
+		void give(long units, long now) {
+			refill(now);
+			this.level = this.level.add(BigInteger.valueOf(units).multiply(N)).min(this.capacity);
+		}
+
+		void lowerTo(long max, long now) {
+			refill(now);
+			this.level = this.level.min(BigInteger.valueOf(max).multiply(N));
+		}
+
+		long floorLevel() {
+			BigInteger[] qr = this.level.divideAndRemainder(N);
+			BigInteger floor = (qr[1].signum() < 0) ? qr[0].subtract(BigInteger.ONE) : qr[0];
+			return floor.longValueExact();
+		}
+
+	}
+
+}

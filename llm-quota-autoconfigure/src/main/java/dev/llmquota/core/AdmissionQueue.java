@@ -291,6 +291,13 @@ final class AdmissionQueue {
 			return waiter.readyAt;
 		}
 		Booking.Booked booked = (Booking.Booked) booking;
+		if (booked.start() > now) {
+			// Asked to start now, a store must not book later; if one does, wait for that
+			// time instead.
+			this.store.cancel(booked, now, wallNow);
+			waiter.readyAt = booked.start();
+			return booked.start();
+		}
 		if (head != null) {
 			long headWait = this.store.nanosUntilAvailable(head.charges, now, wallNow);
 			if (Arith.saturatedAdd(now, headWait) > headAt) {

@@ -1,0 +1,62 @@
+package dev.llmquota;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+/**
+ * The package rules that keep the engine easy to change.
+ */
+class ArchitectureTests {
+
+	private static final JavaClasses CLASSES = new ClassFileImporter()
+		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+		.importPackages("dev.llmquota");
+
+	@Test
+	void coreImportsNeitherSpringNorAnyHttpStack() {
+		noClasses().that()
+			.resideInAPackage("dev.llmquota.core..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("org.springframework..", "java.net.http..", "io.netty..", "reactor.netty..",
+					"okhttp3..", "tools.jackson..", "com.fasterxml..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void runtimePackagesNeverImportAutoConfiguration() {
+		noClasses().that()
+			.resideOutsideOfPackage("dev.llmquota.autoconfigure..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("dev.llmquota.autoconfigure..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void coreDoesNotDependOnStoresOrAdapters() {
+		noClasses().that()
+			.resideInAPackage("dev.llmquota.core..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("dev.llmquota.store..", "dev.llmquota.client..", "dev.llmquota.provider..",
+					"dev.llmquota.actuate..", "dev.llmquota.metrics..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void mainCodeHoldsNoMonitorAroundAWait() {
+		noClasses().that()
+			.resideInAPackage("dev.llmquota..")
+			.should()
+			.callMethod(Object.class, "wait")
+			.orShould()
+			.callMethod(Thread.class, "sleep", long.class)
+			.check(CLASSES);
+	}
+
+}

@@ -1,0 +1,197 @@
+package dev.llmquota.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.List;
+
+import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Charge;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.QuotaStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What every {@link QuotaStore} must do; a store's tests extend this class. Bucket keys
+ * are unique per test instance so a shared server needs no cleanup between tests.
+ */
+public abstract class QuotaStoreContractTests {
+
+	/** One second in nanoseconds. */
+	protected static final long SECOND = 1_000_000_000L;
+
+	private static final ZoneId UTC = ZoneId.of("UTC");
+
+	private final String prefix = "test-" + System.nanoTime() + "-";
+
+	protected QuotaStore store;
+
+	protected long now = 1_000 * SECOND;
+
+	protected Instant wall = Instant.parse("2026-11-30T12:00:00Z");
+
+	/**
+	 * Creates the store under test.
+	 * @return a new store
+	 */
+	protected abstract QuotaStore createStore();
+
+	@BeforeEach
+	void createTheStore() {
+		this.store = createStore();
+	}
+
+	@AfterEach
+	void closeTheStore() {
+		this.store.close();
+	}
+
+	/** A rate bucket of 60 units per minute (one per second) holding at most 10. */
+	protected BucketSpec rate(String name) {
+		return new BucketSpec(this.prefix + name, BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE, 60, 10, UTC);
+	}
+
+	protected BucketSpec daily(String name, long limit) {
+		return new BucketSpec(this.prefix + name, BucketSpec.Scope.ACCOUNT, Dimension.REQUESTS_PER_DAY, limit, limit,
+				UTC);
+	}
+
+	protected void advance(Duration duration) {
+		this.now += duration.toNanos();
+		this.wall = this.wall.plus(duration);
+	}
+
+	protected long remaining(BucketSpec bucket) {
+		return this.store.state(bucket, this.now, this.wall).remaining();
+	}
+
+	private Booking book(long latestStart, Charge... charges) {
+		return this.store.book(List.of(charges), this.now, this.wall, latestStart);
+	}
+
+	@Test
+	void aNewBucketStartsFull() {
+		assertThat(remaining(rate("a"))).isEqualTo(10);
+		assertThat(this.store.state(rate("a"), this.now, this.wall).capacity()).isEqualTo(10);
+	}
+
+	@Test
+	void booksAtOnceWhenEveryBucketHasRoom() {
+		Booking booking = book(this.now, new Charge(rate("a"), 4), new Charge(rate("b"), 10));
+		assertThat(booking).isInstanceOf(Booking.Booked.class);
+		assertThat(((Booking.Booked) booking).start()).isEqualTo(this.now);
+		assertThat(remaining(rate("a"))).isEqualTo(6);
+		assertThat(remaining(rate("b"))).isZero();
+	}
+
+	@Test
+	void refusesNamingTheBindingBucketAndTakesNothingFromAny() {
+		book(this.now, new Charge(rate("b"), 8));
+		Booking booking = book(this.now, new Charge(rate("a"), 5), new Charge(rate("b"), 5));
+		assertThat(booking).isInstanceOf(Booking.Refused.class);
+		Booking.Refused refused = (Booking.Refused) booking;
+		assertThat(refused.bucket()).isEqualTo(rate("b"));
+		assertThat(refused.waitNanos()).isEqualTo(3 * SECOND);
+		assertThat(remaining(rate("a"))).isEqualTo(10);
+		assertThat(remaining(rate("b"))).isEqualTo(2);
+	}
+
+	@Test
+	void refillsContinuouslyUpToCapacity() {
+		book(this.now, new Charge(rate("a"), 10));
+		advance(Duration.ofMillis(2_500));
+		assertThat(remaining(rate("a"))).isEqualTo(2);
+		advance(Duration.ofMillis(500));
+		assertThat(remaining(rate("a"))).isEqualTo(3);
+		advance(Duration.ofHours(1));
+		assertThat(remaining(rate("a"))).isEqualTo(10);
+	}
+
+	@Test
+	void booksAheadAtTheEarliestTimeEveryBucketAllowsAndOrdersLaterBookingsAfterIt() {
+		book(this.now, new Charge(rate("a"), 10));
+		Booking first = book(Long.MAX_VALUE, new Charge(rate("a"), 4));
+		assertThat(((Booking.Booked) first).start()).isEqualTo(this.now + 4 * SECOND);
+		Booking second = book(Long.MAX_VALUE, new Charge(rate("a"), 1));
+		assertThat(((Booking.Booked) second).start()).isEqualTo(this.now + 5 * SECOND);
+		Booking tooLate = book(this.now + 5 * SECOND, new Charge(rate("a"), 1));
+		assertThat(tooLate).isInstanceOf(Booking.Refused.class);
+		assertThat(((Booking.Refused) tooLate).waitNanos()).isEqualTo(6 * SECOND);
+	}
+
+	@Test
+	void cancellingABookingGivesBackWhatItTook() {
+		Booking booking = book(this.now, new Charge(rate("a"), 7), new Charge(daily("d", 5), 1));
+		this.store.cancel((Booking.Booked) booking, this.now, this.wall);
+		assertThat(remaining(rate("a"))).isEqualTo(10);
+		assertThat(remaining(daily("d", 5))).isEqualTo(5);
+	}
+
+	@Test
+	void aRefundNeverFillsABucketBeyondItsCapacity() {
+		book(this.now, new Charge(rate("a"), 3));
+		this.store.adjust(rate("a"), -50, this.now, this.wall);
+		assertThat(remaining(rate("a"))).isEqualTo(10);
+	}
+
+	@Test
+	void anUnderEstimateIsChargedIntoDebtAndDelaysLaterCalls() {
+		book(this.now, new Charge(rate("a"), 5));
+		this.store.adjust(rate("a"), 20, this.now, this.wall);
+		assertThat(remaining(rate("a"))).isEqualTo(-15);
+		assertThat(this.store.nanosUntilAvailable(List.of(new Charge(rate("a"), 1)), this.now, this.wall))
+			.isEqualTo(16 * SECOND);
+	}
+
+	@Test
+	void anOversizedCallIsBookedOnlyOnAFullBucketAndChargedInFull() {
+		book(this.now, new Charge(rate("a"), 1));
+		assertThat(book(this.now, new Charge(rate("a"), 25))).isInstanceOf(Booking.Refused.class);
+		advance(Duration.ofSeconds(1));
+		assertThat(book(this.now, new Charge(rate("a"), 25))).isInstanceOf(Booking.Booked.class);
+		assertThat(remaining(rate("a"))).isEqualTo(-15);
+	}
+
+	@Test
+	void loweringFromTheServerNeverRaisesTheLevel() {
+		this.store.lowerTo(rate("a"), 4, this.now);
+		assertThat(remaining(rate("a"))).isEqualTo(4);
+		this.store.lowerTo(rate("a"), 9, this.now);
+		assertThat(remaining(rate("a"))).isEqualTo(4);
+		this.store.lowerTo(rate("a"), -3, this.now);
+		assertThat(remaining(rate("a"))).isEqualTo(-3);
+	}
+
+	@Test
+	void aDailyCounterRefusesUntilTheNextDayAndResetsThen() {
+		BucketSpec day = daily("d", 2);
+		book(this.now, new Charge(day, 2));
+		Booking refused = book(Long.MAX_VALUE, new Charge(day, 1));
+		assertThat(refused).isInstanceOf(Booking.Refused.class);
+		assertThat(((Booking.Refused) refused).waitNanos()).isEqualTo(Duration.ofHours(12).toNanos());
+		advance(Duration.ofHours(12));
+		assertThat(book(this.now, new Charge(day, 1))).isInstanceOf(Booking.Booked.class);
+		assertThat(remaining(day)).isEqualTo(1);
+	}
+
+	@Test
+	void aDailyCounterIgnoresAWallClockJumpingBack() {
+		BucketSpec day = daily("d", 1);
+		book(this.now, new Charge(day, 1));
+		this.wall = this.wall.minus(Duration.ofDays(2));
+		assertThat(book(this.now, new Charge(day, 1))).isInstanceOf(Booking.Refused.class);
+	}
+
+	@Test
+	void timeThatDoesNotAdvanceAddsNothing() {
+		book(this.now, new Charge(rate("a"), 10));
+		this.now -= 5 * SECOND;
+		assertThat(remaining(rate("a"))).isZero();
+	}
+
+}

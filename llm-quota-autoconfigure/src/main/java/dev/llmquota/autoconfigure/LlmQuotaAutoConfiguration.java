@@ -1,0 +1,48 @@
+package dev.llmquota.autoconfigure;
+
+import dev.llmquota.core.QuotaClock;
+import dev.llmquota.core.QuotaConfig;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaStore;
+import dev.llmquota.store.LocalQuotaStore;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Auto-configuration of the llm-quota engine: its configuration, clock, store and the
+ * engine itself.
+ */
+@AutoConfiguration
+@ConditionalOnBooleanProperty(name = "llm.quota.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(LlmQuotaProperties.class)
+public final class LlmQuotaAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	QuotaConfig llmQuotaConfig(LlmQuotaProperties properties) {
+		return QuotaConfigFactory.create(properties);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	QuotaClock llmQuotaClock() {
+		return QuotaClock.system();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(QuotaStore.class)
+	LocalQuotaStore llmQuotaStore() {
+		return new LocalQuotaStore();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	QuotaEngine llmQuotaEngine(QuotaConfig config, QuotaStore store, QuotaClock clock) {
+		return new QuotaEngine(config, store, clock);
+	}
+
+}

@@ -1,0 +1,448 @@
+package dev.llmquota.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.llmquota.core.Priority;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration properties of llm-quota.
+ */
+@ConfigurationProperties("llm.quota")
+public class LlmQuotaProperties {
+
+	/**
+	 * Whether llm-quota governs calls to LLM providers.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Share of each published limit the client plans to use, greater than 0 and at most
+	 * 1.
+	 */
+	private double headroom = 0.8;
+
+	/**
+	 * Longest a call waits for admission before QuotaWaitTimeoutException.
+	 */
+	private Duration maxWait = Duration.ofSeconds(30);
+
+	/**
+	 * Time after which a call never completed or closed gives its slots back.
+	 */
+	private Duration leaseTimeout = Duration.ofMinutes(10);
+
+	/**
+	 * Most pools created for models not listed in the configuration; least recently used
+	 * go first.
+	 */
+	private int maxPools = 1000;
+
+	/**
+	 * Provider entries by id: one account (or subscription) in one region each.
+	 */
+	private Map<String, Provider> providers = new LinkedHashMap<>();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public double getHeadroom() {
+		return this.headroom;
+	}
+
+	public void setHeadroom(double headroom) {
+		this.headroom = headroom;
+	}
+
+	public Duration getMaxWait() {
+		return this.maxWait;
+	}
+
+	public void setMaxWait(Duration maxWait) {
+		this.maxWait = maxWait;
+	}
+
+	public Duration getLeaseTimeout() {
+		return this.leaseTimeout;
+	}
+
+	public void setLeaseTimeout(Duration leaseTimeout) {
+		this.leaseTimeout = leaseTimeout;
+	}
+
+	public int getMaxPools() {
+		return this.maxPools;
+	}
+
+	public void setMaxPools(int maxPools) {
+		this.maxPools = maxPools;
+	}
+
+	public Map<String, Provider> getProviders() {
+		return this.providers;
+	}
+
+	public void setProviders(Map<String, Provider> providers) {
+		this.providers = providers;
+	}
+
+	/**
+	 * Limits of one scope; a dimension left unset is not limited there.
+	 */
+	public static class Limits {
+
+		/**
+		 * Requests per minute.
+		 */
+		private @Nullable Long requestsPerMinute;
+
+		/**
+		 * Combined input and output tokens per minute.
+		 */
+		private @Nullable Long tokensPerMinute;
+
+		/**
+		 * Input tokens per minute.
+		 */
+		private @Nullable Long inputTokensPerMinute;
+
+		/**
+		 * Output tokens per minute.
+		 */
+		private @Nullable Long outputTokensPerMinute;
+
+		/**
+		 * Requests in flight at once.
+		 */
+		private @Nullable Long concurrentRequests;
+
+		/**
+		 * Requests per calendar day in the provider entry's day zone.
+		 */
+		private @Nullable Long requestsPerDay;
+
+		/**
+		 * Combined tokens per calendar day in the provider entry's day zone.
+		 */
+		private @Nullable Long tokensPerDay;
+
+		public @Nullable Long getRequestsPerMinute() {
+			return this.requestsPerMinute;
+		}
+
+		public void setRequestsPerMinute(@Nullable Long requestsPerMinute) {
+			this.requestsPerMinute = requestsPerMinute;
+		}
+
+		public @Nullable Long getTokensPerMinute() {
+			return this.tokensPerMinute;
+		}
+
+		public void setTokensPerMinute(@Nullable Long tokensPerMinute) {
+			this.tokensPerMinute = tokensPerMinute;
+		}
+
+		public @Nullable Long getInputTokensPerMinute() {
+			return this.inputTokensPerMinute;
+		}
+
+		public void setInputTokensPerMinute(@Nullable Long inputTokensPerMinute) {
+			this.inputTokensPerMinute = inputTokensPerMinute;
+		}
+
+		public @Nullable Long getOutputTokensPerMinute() {
+			return this.outputTokensPerMinute;
+		}
+
+		public void setOutputTokensPerMinute(@Nullable Long outputTokensPerMinute) {
+			this.outputTokensPerMinute = outputTokensPerMinute;
+		}
+
+		public @Nullable Long getConcurrentRequests() {
+			return this.concurrentRequests;
+		}
+
+		public void setConcurrentRequests(@Nullable Long concurrentRequests) {
+			this.concurrentRequests = concurrentRequests;
+		}
+
+		public @Nullable Long getRequestsPerDay() {
+			return this.requestsPerDay;
+		}
+
+		public void setRequestsPerDay(@Nullable Long requestsPerDay) {
+			this.requestsPerDay = requestsPerDay;
+		}
+
+		public @Nullable Long getTokensPerDay() {
+			return this.tokensPerDay;
+		}
+
+		public void setTokensPerDay(@Nullable Long tokensPerDay) {
+			this.tokensPerDay = tokensPerDay;
+		}
+
+	}
+
+	/**
+	 * One provider entry.
+	 */
+	public static class Provider {
+
+		/**
+		 * Base URL; calls whose URL starts with it are governed.
+		 */
+		private @Nullable String baseUrl;
+
+		/**
+		 * Wire dialect of the provider.
+		 */
+		private String dialect = "openai";
+
+		/**
+		 * Region label; every limit of the entry is scoped to it.
+		 */
+		private @Nullable String region;
+
+		/**
+		 * Zone whose calendar days count for per-day limits.
+		 */
+		private String dayZone = "UTC";
+
+		/**
+		 * Whether the output ceiling is charged at admission. Default per dialect: false
+		 * for anthropic, true otherwise.
+		 */
+		private @Nullable Boolean reserveMaxTokens;
+
+		/**
+		 * Whether the unused part of the output ceiling is given back when usage arrives.
+		 */
+		private boolean refundUnusedOutput = true;
+
+		/**
+		 * Whether cached input tokens count toward input limits. Default per dialect:
+		 * false for anthropic and bedrock, true otherwise.
+		 */
+		private @Nullable Boolean cachedInputCounts;
+
+		/**
+		 * Whether the Little's-law in-flight bounds (rate x latency) are enforced.
+		 */
+		private boolean inFlightGate = true;
+
+		/**
+		 * Bucket capacity in time: capacity = enforced rate x burst window.
+		 */
+		private Duration burstWindow = Duration.ofSeconds(2);
+
+		/**
+		 * Ceilings shared by all models of this entry.
+		 */
+		private Limits account = new Limits();
+
+		/**
+		 * Pools by model id; the key 'default' is a template for unlisted models.
+		 */
+		private Map<String, Model> models = new LinkedHashMap<>();
+
+		public @Nullable String getBaseUrl() {
+			return this.baseUrl;
+		}
+
+		public void setBaseUrl(@Nullable String baseUrl) {
+			this.baseUrl = baseUrl;
+		}
+
+		public String getDialect() {
+			return this.dialect;
+		}
+
+		public void setDialect(String dialect) {
+			this.dialect = dialect;
+		}
+
+		public @Nullable String getRegion() {
+			return this.region;
+		}
+
+		public void setRegion(@Nullable String region) {
+			this.region = region;
+		}
+
+		public String getDayZone() {
+			return this.dayZone;
+		}
+
+		public void setDayZone(String dayZone) {
+			this.dayZone = dayZone;
+		}
+
+		public @Nullable Boolean getReserveMaxTokens() {
+			return this.reserveMaxTokens;
+		}
+
+		public void setReserveMaxTokens(@Nullable Boolean reserveMaxTokens) {
+			this.reserveMaxTokens = reserveMaxTokens;
+		}
+
+		public boolean isRefundUnusedOutput() {
+			return this.refundUnusedOutput;
+		}
+
+		public void setRefundUnusedOutput(boolean refundUnusedOutput) {
+			this.refundUnusedOutput = refundUnusedOutput;
+		}
+
+		public @Nullable Boolean getCachedInputCounts() {
+			return this.cachedInputCounts;
+		}
+
+		public void setCachedInputCounts(@Nullable Boolean cachedInputCounts) {
+			this.cachedInputCounts = cachedInputCounts;
+		}
+
+		public boolean isInFlightGate() {
+			return this.inFlightGate;
+		}
+
+		public void setInFlightGate(boolean inFlightGate) {
+			this.inFlightGate = inFlightGate;
+		}
+
+		public Duration getBurstWindow() {
+			return this.burstWindow;
+		}
+
+		public void setBurstWindow(Duration burstWindow) {
+			this.burstWindow = burstWindow;
+		}
+
+		public Limits getAccount() {
+			return this.account;
+		}
+
+		public void setAccount(Limits account) {
+			this.account = account;
+		}
+
+		public Map<String, Model> getModels() {
+			return this.models;
+		}
+
+		public void setModels(Map<String, Model> models) {
+			this.models = models;
+		}
+
+	}
+
+	/**
+	 * One model's pool.
+	 */
+	public static class Model extends Limits {
+
+		/**
+		 * Model id, when the key cannot hold it (dots, colons).
+		 */
+		private @Nullable String name;
+
+		/**
+		 * Other model ids that share this pool.
+		 */
+		private List<String> aliases = new ArrayList<>();
+
+		/**
+		 * Whole-call latency assumed for the in-flight bounds until one is observed.
+		 */
+		private Duration expectedLatency = Duration.ofSeconds(2);
+
+		/**
+		 * Output ceiling of a call that names none.
+		 */
+		private long defaultMaxTokens = 4096;
+
+		/**
+		 * How many times each output token counts (Bedrock: 5 for some models).
+		 */
+		private int outputBurndown = 1;
+
+		/**
+		 * Default admission class of this model's calls.
+		 */
+		private Priority priority = Priority.INTERACTIVE;
+
+		/**
+		 * Bucket capacity in time for this model; the provider entry's when unset.
+		 */
+		private @Nullable Duration burstWindow;
+
+		public @Nullable String getName() {
+			return this.name;
+		}
+
+		public void setName(@Nullable String name) {
+			this.name = name;
+		}
+
+		public List<String> getAliases() {
+			return this.aliases;
+		}
+
+		public void setAliases(List<String> aliases) {
+			this.aliases = aliases;
+		}
+
+		public Duration getExpectedLatency() {
+			return this.expectedLatency;
+		}
+
+		public void setExpectedLatency(Duration expectedLatency) {
+			this.expectedLatency = expectedLatency;
+		}
+
+		public long getDefaultMaxTokens() {
+			return this.defaultMaxTokens;
+		}
+
+		public void setDefaultMaxTokens(long defaultMaxTokens) {
+			this.defaultMaxTokens = defaultMaxTokens;
+		}
+
+		public int getOutputBurndown() {
+			return this.outputBurndown;
+		}
+
+		public void setOutputBurndown(int outputBurndown) {
+			this.outputBurndown = outputBurndown;
+		}
+
+		public Priority getPriority() {
+			return this.priority;
+		}
+
+		public void setPriority(Priority priority) {
+			this.priority = priority;
+		}
+
+		public @Nullable Duration getBurstWindow() {
+			return this.burstWindow;
+		}
+
+		public void setBurstWindow(@Nullable Duration burstWindow) {
+			this.burstWindow = burstWindow;
+		}
+
+	}
+
+}

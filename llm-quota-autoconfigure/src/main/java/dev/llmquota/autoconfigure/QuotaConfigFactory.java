@@ -1,0 +1,208 @@
+package dev.llmquota.autoconfigure;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.time.DateTimeException;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import dev.llmquota.core.Accounting;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Limits;
+import dev.llmquota.core.PoolSpec;
+import dev.llmquota.core.Priority;
+import dev.llmquota.core.ProviderSpec;
+import dev.llmquota.core.QuotaConfig;
+import dev.llmquota.core.QuotaSettings;
+import dev.llmquota.provider.DialectId;
+
+/**
+ * Converts the bound properties, once, into the engine's immutable configuration, and
+ * rejects values the engine cannot run with, naming the property and the fix.
+ */
+final class QuotaConfigFactory {
+
+	private static final String PREFIX = "llm.quota.";
+
+	/** The model key whose settings are a template for unlisted models. */
+	static final String TEMPLATE = "default";
+
+	private QuotaConfigFactory() {
+	}
+
+	static QuotaConfig create(LlmQuotaProperties properties) {
+		QuotaSettings settings = settings(properties);
+		Map<String, ProviderSpec> providers = new LinkedHashMap<>();
+		properties.getProviders().forEach((id, provider) -> providers.put(id, provider(id, provider)));
+		return new QuotaConfig(settings, providers);
+	}
+
+	private static QuotaSettings settings(LlmQuotaProperties properties) {
+		double headroom = properties.getHeadroom();
+		if (!(headroom > 0 && headroom <= 1)) {
+			throw new InvalidQuotaPropertyException(PREFIX + "headroom", headroom,
+					"the share must be above 0 and at most 1",
+					"set the share of each published limit to plan for, for example 0.8 (the default).");
+		}
+		positiveOrZero(PREFIX + "max-wait", properties.getMaxWait());
+		positive(PREFIX + "lease-timeout", properties.getLeaseTimeout(), "for example 10m (the default)");
+		if (properties.getMaxPools() < 1) {
+			throw new InvalidQuotaPropertyException(PREFIX + "max-pools", properties.getMaxPools(),
+					"at least one pool is needed", "set a positive number, for example 1000 (the default).");
+		}
+		return new QuotaSettings(headroom, properties.getMaxWait(), properties.getLeaseTimeout(),
+				properties.getMaxPools());
+	}
+
+	private static ProviderSpec provider(String id, LlmQuotaProperties.Provider provider) {
+		String prefix = PREFIX + "providers." + id + ".";
+		URI baseUrl = baseUrl(prefix + "base-url", provider.getBaseUrl());
+		DialectId dialect = DialectId.fromId(provider.getDialect().trim().toLowerCase(Locale.ROOT));
+		if (dialect == null) {
+			throw new InvalidQuotaPropertyException(prefix + "dialect", provider.getDialect(), "no such dialect",
+					"use one of " + DialectId.ids() + ".");
+		}
+		ZoneId zone = zone(prefix + "day-zone", provider.getDayZone());
+		positive(prefix + "burst-window", provider.getBurstWindow(), "for example 2s (the default)");
+		Limits account = limits(prefix + "account.", provider.getAccount());
+		Map<String, PoolSpec> models = new LinkedHashMap<>();
+		Map<String, String> claimedBy = new HashMap<>();
+		PoolSpec template = null;
+		for (Map.Entry<String, LlmQuotaProperties.Model> entry : provider.getModels().entrySet()) {
+			String key = entry.getKey();
+			String modelPrefix = prefix + "models." + key + ".";
+			PoolSpec spec = pool(modelPrefix, key, entry.getValue(), provider, dialect);
+			if (TEMPLATE.equals(key)) {
+				template = spec;
+				continue;
+			}
+			for (String name : names(spec)) {
+				String previous = claimedBy.putIfAbsent(name, key);
+				if (previous != null) {
+					throw new InvalidQuotaPropertyException(modelPrefix + "aliases", name,
+							"model id '" + name + "' already belongs to models." + previous,
+							"give each model id to one entry only; entries that share a pool list each other's ids as aliases.");
+				}
+			}
+			models.put(spec.model(), spec);
+		}
+		PoolSpec unlisted = new PoolSpec("unlisted", Set.of(), Limits.none(), accounting(provider, dialect, 1),
+				provider.getBurstWindow(), Duration.ofSeconds(2), 4096, Priority.INTERACTIVE);
+		String region = (provider.getRegion() != null) ? provider.getRegion() : "default";
+		return new ProviderSpec(id, baseUrl, dialect.id(), region, zone, account, provider.getBurstWindow(),
+				provider.isInFlightGate(), models, Optional.ofNullable(template), unlisted);
+	}
+
+	private static Set<String> names(PoolSpec spec) {
+		Set<String> names = new LinkedHashSet<>();
+		names.add(spec.model());
+		names.addAll(spec.aliases());
+		return names;
+	}
+
+	private static PoolSpec pool(String prefix, String key, LlmQuotaProperties.Model model,
+			LlmQuotaProperties.Provider provider, DialectId dialect) {
+		Limits limits = limits(prefix, model);
+		positive(prefix + "expected-latency", model.getExpectedLatency(), "for example 2s (the default)");
+		Duration burstWindow = (model.getBurstWindow() != null) ? model.getBurstWindow() : provider.getBurstWindow();
+		positive(prefix + "burst-window", burstWindow, "for example 2s (the default)");
+		if (model.getDefaultMaxTokens() < 0) {
+			throw new InvalidQuotaPropertyException(prefix + "default-max-tokens", model.getDefaultMaxTokens(),
+					"an output ceiling cannot be negative",
+					"set the ceiling used when a call names none, for example 4096.");
+		}
+		if (model.getOutputBurndown() < 1) {
+			throw new InvalidQuotaPropertyException(prefix + "output-burndown", model.getOutputBurndown(),
+					"each output token counts at least once",
+					"set 1 (the default), or the provider's factor such as 5.");
+		}
+		String name = (model.getName() != null && !model.getName().isBlank()) ? model.getName() : key;
+		return new PoolSpec(name, Set.copyOf(model.getAliases()), limits,
+				accounting(provider, dialect, model.getOutputBurndown()), burstWindow, model.getExpectedLatency(),
+				model.getDefaultMaxTokens(), model.getPriority());
+	}
+
+	private static Accounting accounting(LlmQuotaProperties.Provider provider, DialectId dialect, int burndown) {
+		boolean reserve = (provider.getReserveMaxTokens() != null) ? provider.getReserveMaxTokens()
+				: dialect.reserveMaxTokensByDefault();
+		boolean cached = (provider.getCachedInputCounts() != null) ? provider.getCachedInputCounts()
+				: dialect.cachedInputCountsByDefault();
+		return new Accounting(reserve, provider.isRefundUnusedOutput(), cached, burndown);
+	}
+
+	private static Limits limits(String prefix, LlmQuotaProperties.Limits limits) {
+		Map<Dimension, Long> values = new EnumMap<>(Dimension.class);
+		put(values, prefix, Dimension.REQUESTS_PER_MINUTE, limits.getRequestsPerMinute());
+		put(values, prefix, Dimension.TOKENS_PER_MINUTE, limits.getTokensPerMinute());
+		put(values, prefix, Dimension.INPUT_TOKENS_PER_MINUTE, limits.getInputTokensPerMinute());
+		put(values, prefix, Dimension.OUTPUT_TOKENS_PER_MINUTE, limits.getOutputTokensPerMinute());
+		put(values, prefix, Dimension.CONCURRENT_REQUESTS, limits.getConcurrentRequests());
+		put(values, prefix, Dimension.REQUESTS_PER_DAY, limits.getRequestsPerDay());
+		put(values, prefix, Dimension.TOKENS_PER_DAY, limits.getTokensPerDay());
+		return Limits.of(values);
+	}
+
+	private static void put(Map<Dimension, Long> values, String prefix, Dimension dimension, Long limit) {
+		if (limit == null) {
+			return;
+		}
+		if (limit < 1) {
+			throw new InvalidQuotaPropertyException(prefix + dimension.id(), limit, "a limit must be positive",
+					"set the limit the provider publishes for " + dimension.id()
+							+ ", or remove the property to leave the dimension unlimited here.");
+		}
+		values.put(dimension, limit);
+	}
+
+	private static URI baseUrl(String property, String value) {
+		String fix = "set the absolute http(s) URL calls to this provider start with, for example https://api.openai.com.";
+		if (value == null || value.isBlank()) {
+			throw new InvalidQuotaPropertyException(property, value, "every provider entry needs one", fix);
+		}
+		try {
+			URI uri = new URI(value.trim());
+			String scheme = (uri.getScheme() != null) ? uri.getScheme().toLowerCase(Locale.ROOT) : "";
+			if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null) {
+				throw new InvalidQuotaPropertyException(property, value, "not an absolute http(s) URL with a host",
+						fix);
+			}
+			return uri;
+		}
+		catch (URISyntaxException ex) {
+			throw new InvalidQuotaPropertyException(property, value, "malformed URL (" + ex.getReason() + ")", fix);
+		}
+	}
+
+	private static ZoneId zone(String property, String value) {
+		try {
+			return ZoneId.of(value);
+		}
+		catch (DateTimeException ex) {
+			throw new InvalidQuotaPropertyException(property, value, "not a time zone",
+					"use a zone id such as UTC or America/Los_Angeles (Gemini's per-day quotas reset at midnight Pacific).");
+		}
+	}
+
+	private static void positive(String property, Duration value, String example) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			throw new InvalidQuotaPropertyException(property, value, "the duration must be positive",
+					"set a positive duration, " + example + ".");
+		}
+	}
+
+	private static void positiveOrZero(String property, Duration value) {
+		if (value == null || value.isNegative()) {
+			throw new InvalidQuotaPropertyException(property, value, "the duration must not be negative",
+					"set 0s to fail at once, or a positive duration such as 30s (the default).");
+		}
+	}
+
+}

@@ -1,0 +1,4 @@
+/**
+ * llm-quota's public exceptions.
+ */
+package dev.llmquota;

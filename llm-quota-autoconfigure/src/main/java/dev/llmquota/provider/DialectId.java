@@ -1,0 +1,92 @@
+package dev.llmquota.provider;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * The wire dialects llm-quota speaks, with how each provider meters by default.
+ */
+public enum DialectId {
+
+	/** OpenAI's API: reserves {@code max_tokens} at admission. */
+	OPENAI(true, true),
+
+	/** Azure OpenAI deployments: reserve prompt plus {@code max_tokens}. */
+	AZURE_OPENAI(true, true),
+
+	/**
+	 * Anthropic's Messages API: output metered as generated, cached reads not counted
+	 * toward input limits.
+	 */
+	ANTHROPIC(false, false),
+
+	/** AWS Bedrock: reserves input plus {@code maxTokens}, settles with a burndown. */
+	BEDROCK(true, false),
+
+	/** Google Gemini and Vertex AI. */
+	GEMINI(true, true),
+
+	/** Ollama, usually local. */
+	OLLAMA(true, true);
+
+	private final boolean reserveMaxTokens;
+
+	private final boolean cachedInputCounts;
+
+	private final String id;
+
+	DialectId(boolean reserveMaxTokens, boolean cachedInputCounts) {
+		this.reserveMaxTokens = reserveMaxTokens;
+		this.cachedInputCounts = cachedInputCounts;
+		this.id = name().toLowerCase(Locale.ROOT).replace('_', '-');
+	}
+
+	/**
+	 * Returns the id used in configuration, for example {@code azure-openai}.
+	 * @return the id
+	 */
+	public String id() {
+		return this.id;
+	}
+
+	/**
+	 * Returns whether the provider charges the output ceiling at admission by default.
+	 * @return the default of {@code reserve-max-tokens}
+	 */
+	public boolean reserveMaxTokensByDefault() {
+		return this.reserveMaxTokens;
+	}
+
+	/**
+	 * Returns whether cached input tokens count toward the provider's input limits by
+	 * default.
+	 * @return the default of {@code cached-input-counts}
+	 */
+	public boolean cachedInputCountsByDefault() {
+		return this.cachedInputCounts;
+	}
+
+	/**
+	 * Finds a dialect by its configuration id.
+	 * @param id the id, for example {@code anthropic}
+	 * @return the dialect, or {@code null} if there is none by that id
+	 */
+	public static DialectId fromId(String id) {
+		for (DialectId dialect : values()) {
+			if (dialect.id.equals(id)) {
+				return dialect;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Returns every id, for messages.
+	 * @return the ids separated by " | "
+	 */
+	public static String ids() {
+		return Arrays.stream(values()).map(DialectId::id).collect(Collectors.joining(" | "));
+	}
+
+}

@@ -1,0 +1,4 @@
+/**
+ * The providers' wire dialects.
+ */
+package dev.llmquota.provider;

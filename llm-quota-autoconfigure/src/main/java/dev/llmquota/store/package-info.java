@@ -1,0 +1,4 @@
+/**
+ * Where bucket state lives: the in-process store.
+ */
+package dev.llmquota.store;

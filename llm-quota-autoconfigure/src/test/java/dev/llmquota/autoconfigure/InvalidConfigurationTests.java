@@ -1,0 +1,49 @@
+package dev.llmquota.autoconfigure;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Bad configuration stops start-up with a message naming the property and the fix.
+ */
+class InvalidConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(LlmQuotaAutoConfiguration.class))
+		.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com");
+
+	@ParameterizedTest(name = "{0}={1}")
+	@CsvSource(delimiter = '|', textBlock = """
+			llm.quota.headroom                                          | 1.5       | 0.8
+			llm.quota.headroom                                          | 0.0       | 0.8
+			llm.quota.max-wait                                          | -1s       | 30s
+			llm.quota.lease-timeout                                     | 0s        | 10m
+			llm.quota.max-pools                                         | 0         | 1000
+			llm.quota.providers.openai.dialect                          | openia    | azure-openai
+			llm.quota.providers.openai.base-url                         | api.openai.com | https://api.openai.com
+			llm.quota.providers.openai.base-url                         | https://exa mple.com | https://api.openai.com
+			llm.quota.providers.openai.burst-window                     | 0s        | 2s
+			llm.quota.providers.openai.day-zone                         | Mars/Base | UTC
+			llm.quota.providers.openai.account.tokens-per-minute        | -5        | remove the property
+			llm.quota.providers.openai.models.gpt-4o.requests-per-minute | -500     | remove the property
+			llm.quota.providers.openai.models.gpt-4o.burst-window       | 0ms       | 2s
+			llm.quota.providers.openai.models.gpt-4o.output-burndown    | 0         | 1
+			llm.quota.providers.openai.models.gpt-4o.expected-latency   | 0s        | 2s
+			""")
+	void stopsStartUpNamingThePropertyAndTheFix(String property, String value, String example) {
+		this.runner.withPropertyValues(property + "=" + value).run((context) -> {
+			assertThat(context).hasFailed();
+			FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("Invalid value '" + value.trim().replace("0ms", "0s") + "'")
+				.contains(property);
+			assertThat(analysis.getAction()).contains(property).contains(example);
+		});
+	}
+
+}

@@ -1,0 +1,156 @@
+package dev.llmquota.autoconfigure;
+
+import java.time.Duration;
+
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.PoolSnapshot;
+import dev.llmquota.core.Priority;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaStore;
+import dev.llmquota.store.LocalQuotaStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Configuration;
+
+import static dev.llmquota.core.BucketSpec.Scope.ACCOUNT;
+import static dev.llmquota.core.BucketSpec.Scope.POOL;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+
+/**
+ * Wiring of {@link LlmQuotaAutoConfiguration}.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class LlmQuotaAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(LlmQuotaAutoConfiguration.class));
+
+	@Test
+	void registersAnEngineOnTheLocalStoreByDefault() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(QuotaEngine.class);
+			assertThat(context).hasSingleBean(LocalQuotaStore.class);
+			assertThat(context.getBean(QuotaEngine.class).config().settings().headroom()).isEqualTo(0.8);
+		});
+	}
+
+	@Test
+	void registersNothingWhenDisabled() {
+		this.runner.withPropertyValues("llm.quota.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(QuotaEngine.class)
+				.doesNotHaveBean(QuotaStore.class)
+				.doesNotHaveBean(LlmQuotaProperties.class));
+	}
+
+	@Test
+	void backsOffWhenTheUserProvidesAStore() {
+		LocalQuotaStore own = new LocalQuotaStore();
+		this.runner.withBean("myStore", QuotaStore.class, () -> own).run((context) -> {
+			assertThat(context).hasSingleBean(QuotaStore.class);
+			assertThat(context.getBean(QuotaEngine.class).store()).isSameAs(own);
+		});
+	}
+
+	@Test
+	void bindsProviderEntriesModelsAliasesAndTheTemplate() {
+		this.runner.withPropertyValues("llm.quota.headroom=0.8", "llm.quota.max-wait=5s",
+				"llm.quota.providers.openai.base-url=https://api.openai.com", "llm.quota.providers.openai.region=us",
+				"llm.quota.providers.openai.account.tokens-per-minute=3000000",
+				"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=500",
+				"llm.quota.providers.openai.models.gpt-4o.tokens-per-minute=30000",
+				"llm.quota.providers.openai.models.gpt-4o.concurrent-requests=64",
+				"llm.quota.providers.openai.models.gpt-4o.aliases=gpt-4o-2024-08-06",
+				"llm.quota.providers.openai.models.mini.name=gpt-4.1-mini",
+				"llm.quota.providers.openai.models.mini.priority=batch",
+				"llm.quota.providers.openai.models.mini.requests-per-day=10000",
+				"llm.quota.providers.openai.models.default.requests-per-minute=100")
+			.run((context) -> {
+				QuotaEngine engine = context.getBean(QuotaEngine.class);
+				assertThat(engine.config().settings().maxWait()).isEqualTo(Duration.ofSeconds(5));
+				Pool gpt4o = engine.pool("openai", "gpt-4o-2024-08-06");
+				assertThat(gpt4o.model()).isEqualTo("gpt-4o");
+				assertThat(gpt4o.region()).isEqualTo("us");
+				PoolSnapshot snapshot = engine.snapshot(gpt4o);
+				assertThat(snapshot.bucket(POOL, Dimension.REQUESTS_PER_MINUTE).bucket().enforced()).isEqualTo(400);
+				assertThat(snapshot.bucket(POOL, Dimension.TOKENS_PER_MINUTE).bucket().capacity()).isEqualTo(800);
+				assertThat(snapshot.bucket(ACCOUNT, Dimension.TOKENS_PER_MINUTE).bucket().enforced())
+					.isEqualTo(2_400_000);
+				assertThat(snapshot.gate(POOL, Dimension.CONCURRENT_REQUESTS, false).capacity()).isEqualTo(51);
+				Pool mini = engine.pool("openai", "gpt-4.1-mini");
+				assertThat(mini.spec().priority()).isEqualTo(Priority.BATCH);
+				assertThat(engine.pool("openai", "o3").spec().limits().asMap())
+					.containsEntry(Dimension.REQUESTS_PER_MINUTE, 100L);
+			});
+	}
+
+	@Test
+	void dialectDefaultsDecideHowOutputAndCachedInputAreCharged() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.claude.base-url=https://api.anthropic.com",
+					"llm.quota.providers.claude.dialect=anthropic",
+					"llm.quota.providers.claude.models.sonnet.output-tokens-per-minute=8000",
+					"llm.quota.providers.gpt.base-url=https://api.openai.com",
+					"llm.quota.providers.gpt.models.gpt-4o.tokens-per-minute=30000",
+					"llm.quota.providers.gpt.cached-input-counts=false")
+			.run((context) -> {
+				QuotaEngine engine = context.getBean(QuotaEngine.class);
+				assertThat(engine.pool("claude", "sonnet").spec().accounting().reserveMaxTokens()).isFalse();
+				assertThat(engine.pool("claude", "sonnet").spec().accounting().cachedInputCounts()).isFalse();
+				assertThat(engine.pool("gpt", "gpt-4o").spec().accounting().reserveMaxTokens()).isTrue();
+				assertThat(engine.pool("gpt", "gpt-4o").spec().accounting().cachedInputCounts()).isFalse();
+			});
+	}
+
+	@Test
+	void closesTheEngineWithTheContextSoWaitersFailAndSlotsAreReleased() {
+		this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com").run((context) -> {
+			QuotaEngine engine = context.getBean(QuotaEngine.class);
+			context.close();
+			assertThat(engine.isClosed()).isTrue();
+		});
+	}
+
+	@Test
+	void anApplicationWithABadPropertyStopsWithTheAnalysisPrinted(CapturedOutput output) {
+		SpringApplication application = new SpringApplication(EmptyApplication.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		assertThatException().isThrownBy(() -> application.run("--llm.quota.headroom=1.5"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("llm-quota cannot start: Invalid value '1.5' for llm.quota.headroom")
+			.contains("Update llm.quota.headroom in your configuration");
+	}
+
+	@Test
+	void aModelIdClaimedTwiceStopsStartUp() {
+		this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+				"llm.quota.providers.openai.models.a.name=gpt-4o", "llm.quota.providers.openai.models.b.aliases=gpt-4o")
+			.run((context) -> {
+				FailureAnalysis analysis = analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.providers.openai.models.b.aliases");
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class EmptyApplication {
+
+	}
+
+	static FailureAnalysis analyze(Throwable failure) {
+		FailureAnalysis analysis = new LlmQuotaConfigurationFailureAnalyzer().analyze(failure);
+		assertThat(analysis).as("analysis of %s", failure).isNotNull();
+		return analysis;
+	}
+
+}

@@ -1,0 +1,204 @@
+package dev.llmquota.test.simulator.dialect;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import dev.llmquota.test.simulator.quota.Dimension;
+import dev.llmquota.test.simulator.quota.DimensionState;
+import dev.llmquota.test.simulator.quota.OutputPolicy;
+import dev.llmquota.test.simulator.quota.Refusal;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Gemini API: {@code POST /v1beta/models/{model}:generateContent} and
+ * {@code :streamGenerateContent?alt=sse}, no rate-limit headers,
+ * {@code RESOURCE_EXHAUSTED} with {@code QuotaFailure} and {@code RetryInfo}.
+ */
+public final class GeminiDialect implements Dialect {
+
+	private static final Pattern PATH = Pattern
+		.compile("/v1(?:beta)?/models/([^/:]+):(generateContent|streamGenerateContent)");
+
+	private static final String METRIC_PREFIX = "generativelanguage.googleapis.com/";
+
+	@Override
+	public String id() {
+		return "gemini";
+	}
+
+	@Override
+	public Route route(String path, Map<String, String> query) {
+		Matcher matcher = PATH.matcher(path);
+		if (!matcher.matches()) {
+			return null;
+		}
+		return new Route(matcher.group(1), "streamGenerateContent".equals(matcher.group(2)), query);
+	}
+
+	@Override
+	public CallRequest read(Route route, JsonNode body) {
+		if (route.stream() && !"sse".equals(route.query().get("alt"))) {
+			throw new BadRequestException("This simulator serves streamGenerateContent with alt=sse only.");
+		}
+		JsonNode contents = Json.requiredArray(body, "contents");
+		StringBuilder text = new StringBuilder(Json.text(body.path("systemInstruction").get("parts")));
+		for (JsonNode content : contents) {
+			text.append(Json.text(content.get("parts")));
+		}
+		long maxTokens = Json.optionalCount(body.get("generationConfig"), "maxOutputTokens");
+		return new CallRequest(route.pathModel(), TokenCounter.heuristic(text.toString()), maxTokens, route.stream(),
+				true, null);
+	}
+
+	@Override
+	public OutputPolicy defaultOutputPolicy() {
+		return OutputPolicy.REAL_TIME;
+	}
+
+	@Override
+	public String newRequestId() {
+		return UUID.randomUUID().toString().replace("-", "").substring(0, 23);
+	}
+
+	@Override
+	public Map<String, String> successHeaders(CallRequest call, String requestId, Map<Dimension, DimensionState> states,
+			Instant now) {
+		return Map.of("vary", "Origin, X-Origin, Referer");
+	}
+
+	@Override
+	public Map<String, String> garbageHeaders() {
+		return Map.of("retry-after", "later", "x-goog-quota", "\u00a7\u00a7");
+	}
+
+	private static ObjectNode response(Completion completion, String text, boolean last) {
+		ObjectNode body = Json.object();
+		ObjectNode candidate = body.putArray("candidates").addObject();
+		ObjectNode content = candidate.putObject("content");
+		content.put("role", "model");
+		content.putArray("parts").addObject().put("text", text);
+		if (last) {
+			candidate.put("finishReason", "STOP");
+			ObjectNode usage = body.putObject("usageMetadata");
+			usage.put("promptTokenCount", completion.inputTokens());
+			usage.put("candidatesTokenCount", completion.outputTokens());
+			usage.put("totalTokenCount", completion.totalTokens());
+			usage.put("thoughtsTokenCount", 0);
+			ObjectNode details = usage.putArray("promptTokensDetails").addObject();
+			details.put("modality", "TEXT");
+			details.put("tokenCount", completion.inputTokens());
+		}
+		candidate.put("index", 0);
+		body.put("modelVersion", completion.model());
+		body.put("responseId", completion.messageId());
+		return body;
+	}
+
+	@Override
+	public String completionBody(CallRequest call, Completion completion) {
+		return Json.write(response(completion, completion.text(), true));
+	}
+
+	@Override
+	public String streamContentType() {
+		return "text/event-stream";
+	}
+
+	@Override
+	public List<String> streamHead(CallRequest call, Completion completion) {
+		return List.of();
+	}
+
+	@Override
+	public String streamDelta(CallRequest call, Completion completion, String text) {
+		return "data: " + Json.write(response(completion, text, false)) + "\r\n\r\n";
+	}
+
+	@Override
+	public List<String> streamTail(CallRequest call, Completion completion) {
+		return List.of("data: " + Json.write(response(completion, "", true)) + "\r\n\r\n");
+	}
+
+	private static Reply error(int code, String status, String message, ArrayNode details) {
+		ObjectNode body = Json.object();
+		ObjectNode error = body.putObject("error");
+		error.put("code", code);
+		error.put("message", message);
+		error.put("status", status);
+		if (details != null) {
+			error.set("details", details);
+		}
+		Map<String, String> headers = new LinkedHashMap<>();
+		headers.put("content-type", "application/json; charset=UTF-8");
+		headers.put("vary", "Origin, X-Origin, Referer");
+		return new Reply(code, headers, Json.write(body));
+	}
+
+	@Override
+	public Reply refusal(CallRequest call, Refusal refusal, Map<Dimension, DimensionState> states, String requestId,
+			Instant now) {
+		Duration wait = (refusal.retryAfter() != null) ? refusal.retryAfter() : Duration.ofSeconds(60);
+		return quotaError(call.model(), refusal.dimension(), refusal.limit(), wait);
+	}
+
+	private static Reply quotaError(String model, Dimension dimension, long limit, Duration wait) {
+		boolean tokens = dimension.countsTokens();
+		String metric = METRIC_PREFIX
+				+ (tokens ? "generate_content_free_tier_input_token_count" : "generate_content_free_tier_requests");
+		String quotaId = (tokens ? "GenerateContentInputTokensPerModel" : "GenerateRequests")
+				+ (dimension.perDay() ? "PerDay" : "PerMinute") + (tokens ? "" : "PerProjectPerModel") + "-FreeTier";
+		ArrayNode details = Json.MAPPER.createArrayNode();
+		ObjectNode help = details.addObject();
+		help.put("@type", "type.googleapis.com/google.rpc.Help");
+		ObjectNode link = help.putArray("links").addObject();
+		link.put("description", "Learn more about Gemini API quotas");
+		link.put("url", "https://ai.google.dev/gemini-api/docs/rate-limits");
+		ObjectNode failure = details.addObject();
+		failure.put("@type", "type.googleapis.com/google.rpc.QuotaFailure");
+		ObjectNode violation = failure.putArray("violations").addObject();
+		violation.put("quotaMetric", metric);
+		violation.put("quotaId", quotaId);
+		ObjectNode dimensions = violation.putObject("quotaDimensions");
+		dimensions.put("location", "global");
+		dimensions.put("model", model);
+		violation.put("quotaValue", Long.toString(limit));
+		String retry = "";
+		if (wait != null) {
+			details.addObject()
+				.put("@type", "type.googleapis.com/google.rpc.RetryInfo")
+				.put("retryDelay", Formats.ceilSeconds(wait) + "s");
+			retry = "\nPlease retry in " + Formats.decimalSeconds(wait) + "s.";
+		}
+		String message = "You exceeded your current quota, please check your plan and billing details. For more "
+				+ "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor "
+				+ "your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: " + metric
+				+ ", limit: " + limit + ", model: " + model + retry;
+		return error(429, "RESOURCE_EXHAUSTED", message, details);
+	}
+
+	@Override
+	public Reply exhausted(CallRequest call, String requestId, Instant now) {
+		return quotaError(call.model(), Dimension.REQUESTS_PER_DAY, 0, null);
+	}
+
+	@Override
+	public Reply badRequest(String message, String requestId) {
+		return error(400, "INVALID_ARGUMENT", message, null);
+	}
+
+	@Override
+	public Reply serverError(boolean overloaded, String requestId) {
+		return overloaded ? error(503, "UNAVAILABLE", "The model is overloaded. Please try again later.", null)
+				: error(500, "INTERNAL", "An internal error has occurred. Please retry or report in "
+						+ "https://developers.generativeai.google/guide/troubleshooting", null);
+	}
+
+}

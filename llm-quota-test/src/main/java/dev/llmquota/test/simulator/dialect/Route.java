@@ -1,0 +1,14 @@
+package dev.llmquota.test.simulator.dialect;
+
+import java.util.Map;
+
+/**
+ * A request path a dialect serves, with what the path itself says.
+ *
+ * @param pathModel the model or deployment named in the path, or {@code null}
+ * @param stream whether the path itself asks for a stream
+ * @param query the query parameters
+ */
+public record Route(String pathModel, boolean stream, Map<String, String> query) {
+
+}

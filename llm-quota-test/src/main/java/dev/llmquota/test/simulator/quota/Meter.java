@@ -1,0 +1,38 @@
+package dev.llmquota.test.simulator.quota;
+
+import java.time.Duration;
+
+/**
+ * One metered dimension of one scope.
+ */
+interface Meter {
+
+	Dimension dimension();
+
+	long limit();
+
+	/**
+	 * Whether the amount can be taken now.
+	 */
+	boolean fits(long amount, long nowNanos);
+
+	/**
+	 * Takes the amount, going into debt if needed; a negative amount gives back.
+	 */
+	void take(long amount, long nowNanos);
+
+	/**
+	 * Takes at most what is available, never going below zero; for background spending.
+	 */
+	void takeUpTo(long amount, long nowNanos);
+
+	/**
+	 * The wait until the amount fits, or {@code null} if it never will.
+	 */
+	Duration waitFor(long amount, long nowNanos);
+
+	DimensionState state(String scope, long nowNanos);
+
+	void reset(long nowNanos);
+
+}

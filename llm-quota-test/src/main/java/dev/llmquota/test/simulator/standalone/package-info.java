@@ -1,0 +1,4 @@
+/**
+ * Running the simulator on its own: YAML configuration and the command line.
+ */
+package dev.llmquota.test.simulator.standalone;

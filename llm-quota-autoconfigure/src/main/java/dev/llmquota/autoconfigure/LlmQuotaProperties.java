@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.llmquota.core.Priority;
+import dev.llmquota.provider.DialectId;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -208,7 +209,7 @@ public class LlmQuotaProperties {
 		/**
 		 * Wire dialect of the provider.
 		 */
-		private String dialect = "openai";
+		private DialectId dialect = DialectId.OPENAI;
 
 		/**
 		 * Region label; every limit of the entry is scoped to it.
@@ -265,11 +266,11 @@ public class LlmQuotaProperties {
 			this.baseUrl = baseUrl;
 		}
 
-		public String getDialect() {
+		public DialectId getDialect() {
 			return this.dialect;
 		}
 
-		public void setDialect(String dialect) {
+		public void setDialect(DialectId dialect) {
 			this.dialect = dialect;
 		}
 

@@ -65,11 +65,7 @@ final class QuotaConfigFactory {
 	private static ProviderSpec provider(String id, LlmQuotaProperties.Provider provider) {
 		String prefix = PREFIX + "providers." + id + ".";
 		URI baseUrl = baseUrl(prefix + "base-url", provider.getBaseUrl());
-		DialectId dialect = DialectId.fromId(provider.getDialect().trim().toLowerCase(Locale.ROOT));
-		if (dialect == null) {
-			throw new InvalidQuotaPropertyException(prefix + "dialect", provider.getDialect(), "no such dialect",
-					"use one of " + DialectId.ids() + ".");
-		}
+		DialectId dialect = provider.getDialect();
 		ZoneId zone = zone(prefix + "day-zone", provider.getDayZone());
 		positive(prefix + "burst-window", provider.getBurstWindow(), "for example 2s (the default)");
 		Limits account = limits(prefix + "account.", provider.getAccount());

@@ -270,8 +270,11 @@ final class AdmissionQueue {
 		Waiter.GateUse blocking = waiter.blockingGate();
 		if (blocking != null) {
 			waiter.blockedBy(blocking.gate().dimension(), waiter.scopeOf(blocking.gate()), true);
-			// A gate opens on a release, which runs the queue: no timer needed.
-			waiter.readyAt = Arith.saturatedAdd(now, this.store.nanosUntilAvailable(waiter.charges, now, wallNow));
+			// A gate opens on a release, which runs the queue: no timer needed. Only the
+			// head's bucket time matters (later calls must not delay it).
+			if (head == null) {
+				waiter.readyAt = Arith.saturatedAdd(now, this.store.nanosUntilAvailable(waiter.charges, now, wallNow));
+			}
 			return Long.MAX_VALUE;
 		}
 		if (head != null && takesGateRoomOf(head, waiter)) {

@@ -97,9 +97,10 @@ public final class QuotaEngine implements AutoCloseable {
 				pool = new Pool(entry.account, spec, this.config.settings());
 				this.unlisted.put(key, pool);
 				if (this.unlisted.size() > this.config.settings().maxPools()) {
-					// The least recently used pool goes; calls it admitted keep their
-					// permits.
-					this.unlisted.remove(this.unlisted.keySet().iterator().next());
+					// The least recently used pool goes with its buckets; calls it
+					// admitted keep their permits.
+					Pool evicted = this.unlisted.remove(this.unlisted.keySet().iterator().next());
+					this.store.forget(evicted.buckets());
 				}
 			}
 			return pool;

@@ -68,6 +68,14 @@ public interface QuotaStore extends AutoCloseable {
 	 */
 	BucketState state(BucketSpec bucket, long now, Instant wallNow);
 
+	/**
+	 * Forgets buckets nobody will use again (the pool of an unlisted model evicted by
+	 * {@code max-pools}), so memory stays bounded; a store with key expiry may ignore it.
+	 * @param buckets the buckets
+	 */
+	default void forget(List<BucketSpec> buckets) {
+	}
+
 	@Override
 	default void close() {
 	}

@@ -1,8 +1,6 @@
 package dev.llmquota.provider;
 
-import java.util.Arrays;
 import java.util.Locale;
-import java.util.stream.Collectors;
 
 /**
  * The wire dialects llm-quota speaks, with how each provider meters by default.
@@ -65,28 +63,6 @@ public enum DialectId {
 	 */
 	public boolean cachedInputCountsByDefault() {
 		return this.cachedInputCounts;
-	}
-
-	/**
-	 * Finds a dialect by its configuration id.
-	 * @param id the id, for example {@code anthropic}
-	 * @return the dialect, or {@code null} if there is none by that id
-	 */
-	public static DialectId fromId(String id) {
-		for (DialectId dialect : values()) {
-			if (dialect.id.equals(id)) {
-				return dialect;
-			}
-		}
-		return null;
-	}
-
-	/**
-	 * Returns every id, for messages.
-	 * @return the ids separated by " | "
-	 */
-	public static String ids() {
-		return Arrays.stream(values()).map(DialectId::id).collect(Collectors.joining(" | "));
 	}
 
 }

@@ -136,6 +136,34 @@ public final class LocalQuotaStore implements QuotaStore {
 		}
 	}
 
+	@Override
+	public void forget(List<BucketSpec> buckets) {
+		this.lock.lock();
+		try {
+			for (BucketSpec bucket : buckets) {
+				this.rates.remove(bucket.key());
+				this.days.remove(bucket.key());
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * Returns how many buckets the store holds.
+	 * @return the number of buckets
+	 */
+	public int size() {
+		this.lock.lock();
+		try {
+			return this.rates.size() + this.days.size();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
 	private void adjustLocked(BucketSpec bucket, long units, long now, Instant wallNow) {
 		if (bucket.daily()) {
 			day(bucket, wallNow).add(units, wallNow);

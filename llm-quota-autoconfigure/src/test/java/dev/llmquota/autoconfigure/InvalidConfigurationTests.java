@@ -25,7 +25,6 @@ class InvalidConfigurationTests {
 			llm.quota.max-wait                                          | -1s       | 30s
 			llm.quota.lease-timeout                                     | 0s        | 10m
 			llm.quota.max-pools                                         | 0         | 1000
-			llm.quota.providers.openai.dialect                          | openia    | azure-openai
 			llm.quota.providers.openai.base-url                         | api.openai.com | https://api.openai.com
 			llm.quota.providers.openai.base-url                         | https://exa mple.com | https://api.openai.com
 			llm.quota.providers.openai.burst-window                     | 0s        | 2s

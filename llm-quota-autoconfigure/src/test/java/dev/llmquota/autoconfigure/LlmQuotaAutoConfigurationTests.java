@@ -74,7 +74,9 @@ class LlmQuotaAutoConfigurationTests {
 				"llm.quota.providers.openai.models.mini.name=gpt-4.1-mini",
 				"llm.quota.providers.openai.models.mini.priority=batch",
 				"llm.quota.providers.openai.models.mini.requests-per-day=10000",
-				"llm.quota.providers.openai.models.default.requests-per-minute=100")
+				"llm.quota.providers.openai.models.default.requests-per-minute=100",
+				"llm.quota.providers.azure.base-url=https://eastus.openai.azure.com",
+				"llm.quota.providers.azure.dialect=azure-openai")
 			.run((context) -> {
 				QuotaEngine engine = context.getBean(QuotaEngine.class);
 				assertThat(engine.config().settings().maxWait()).isEqualTo(Duration.ofSeconds(5));
@@ -91,6 +93,7 @@ class LlmQuotaAutoConfigurationTests {
 				assertThat(mini.spec().priority()).isEqualTo(Priority.BATCH);
 				assertThat(engine.pool("openai", "o3").spec().limits().asMap())
 					.containsEntry(Dimension.REQUESTS_PER_MINUTE, 100L);
+				assertThat(engine.config().providers().get("azure").dialect()).isEqualTo("azure-openai");
 			});
 	}
 
@@ -129,6 +132,19 @@ class LlmQuotaAutoConfigurationTests {
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("llm-quota cannot start: Invalid value '1.5' for llm.quota.headroom")
 			.contains("Update llm.quota.headroom in your configuration");
+	}
+
+	@Test
+	void anUnknownDialectStopsStartUpListingTheDialects(CapturedOutput output) {
+		SpringApplication application = new SpringApplication(EmptyApplication.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		assertThatException()
+			.isThrownBy(() -> application.run("--llm.quota.providers.openai.base-url=https://api.openai.com",
+					"--llm.quota.providers.openai.dialect=openia"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("llm.quota.providers.openai.dialect")
+			.contains("openia")
+			.contains("AZURE_OPENAI");
 	}
 
 	@Test

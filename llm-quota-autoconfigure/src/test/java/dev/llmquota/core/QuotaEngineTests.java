@@ -382,10 +382,14 @@ class QuotaEngineTests {
 		Pool mini = engine.pool("openai", "gpt-4o-mini");
 		assertThat(mini.spec().limits().asMap()).containsEntry(REQUESTS_PER_MINUTE, 100L);
 		assertThat(mini.buckets().get(0).key()).contains("gpt-4o-mini");
-		assertThat(engine.pool("openai", "o3")).isNotSameAs(mini);
+		Pool o3 = engine.pool("openai", "o3");
+		assertThat(o3).isNotSameAs(mini);
+		acquire(engine, o3, new Demand(1, 1));
+		acquire(engine, mini, new Demand(1, 1));
 		assertThat(engine.pool("openai", "gpt-4o-mini")).isSameAs(mini);
-		engine.pool("openai", "o4");
+		acquire(engine, engine.pool("openai", "o4"), new Demand(1, 1));
 		assertThat(engine.pools()).extracting(Pool::model).containsExactly("gpt-4o", "gpt-4o-mini", "o4");
+		assertThat(this.store.size()).as("the evicted pool's buckets are forgotten").isEqualTo(2);
 	}
 
 	@Test

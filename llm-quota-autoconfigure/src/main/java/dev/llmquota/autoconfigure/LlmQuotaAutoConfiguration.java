@@ -1,5 +1,6 @@
 package dev.llmquota.autoconfigure;
 
+import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.core.QuotaClock;
 import dev.llmquota.core.QuotaConfig;
 import dev.llmquota.core.QuotaEngine;
@@ -43,6 +44,12 @@ public final class LlmQuotaAutoConfiguration {
 	@ConditionalOnMissingBean
 	QuotaEngine llmQuotaEngine(QuotaConfig config, QuotaStore store, QuotaClock clock) {
 		return new QuotaEngine(config, store, clock);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LlmQuotaCalls llmQuotaCalls(QuotaEngine engine) {
+		return new LlmQuotaCalls(engine);
 	}
 
 }

@@ -244,6 +244,19 @@ public class LlmQuotaProperties {
 		private boolean inFlightGate = true;
 
 		/**
+		 * Header a call must carry to belong to this entry, when several accounts share
+		 * one URL.
+		 */
+		private @Nullable MatchHeader matchHeader;
+
+		/**
+		 * Whether OpenAI-style streaming calls that do not ask for usage get
+		 * stream_options.include_usage added, so their usage can be reconciled; the
+		 * caller then receives one more final chunk with empty choices.
+		 */
+		private boolean addStreamUsage;
+
+		/**
 		 * Bucket capacity in time: capacity = enforced rate x burst window.
 		 */
 		private Duration burstWindow = Duration.ofSeconds(2);
@@ -330,6 +343,22 @@ public class LlmQuotaProperties {
 			this.burstWindow = burstWindow;
 		}
 
+		public @Nullable MatchHeader getMatchHeader() {
+			return this.matchHeader;
+		}
+
+		public void setMatchHeader(@Nullable MatchHeader matchHeader) {
+			this.matchHeader = matchHeader;
+		}
+
+		public boolean isAddStreamUsage() {
+			return this.addStreamUsage;
+		}
+
+		public void setAddStreamUsage(boolean addStreamUsage) {
+			this.addStreamUsage = addStreamUsage;
+		}
+
 		public Limits getAccount() {
 			return this.account;
 		}
@@ -344,6 +373,39 @@ public class LlmQuotaProperties {
 
 		public void setModels(Map<String, Model> models) {
 			this.models = models;
+		}
+
+	}
+
+	/**
+	 * A header that selects a provider entry.
+	 */
+	public static class MatchHeader {
+
+		/**
+		 * Header name, for example OpenAI-Project.
+		 */
+		private @Nullable String name;
+
+		/**
+		 * Exact value of the header.
+		 */
+		private @Nullable String value;
+
+		public @Nullable String getName() {
+			return this.name;
+		}
+
+		public void setName(@Nullable String name) {
+			this.name = name;
+		}
+
+		public @Nullable String getValue() {
+			return this.value;
+		}
+
+		public void setValue(@Nullable String value) {
+			this.value = value;
 		}
 
 	}
@@ -387,6 +449,12 @@ public class LlmQuotaProperties {
 		 * Bucket capacity in time for this model; the provider entry's when unset.
 		 */
 		private @Nullable Duration burstWindow;
+
+		/**
+		 * Input estimator: o200k_base, cl100k_base, or chars:N (N characters per token).
+		 * Default per dialect: o200k_base for openai and azure-openai, chars:4 otherwise.
+		 */
+		private @Nullable String tokenizer;
 
 		public @Nullable String getName() {
 			return this.name;
@@ -442,6 +510,14 @@ public class LlmQuotaProperties {
 
 		public void setBurstWindow(@Nullable Duration burstWindow) {
 			this.burstWindow = burstWindow;
+		}
+
+		public @Nullable String getTokenizer() {
+			return this.tokenizer;
+		}
+
+		public void setTokenizer(@Nullable String tokenizer) {
+			this.tokenizer = tokenizer;
 		}
 
 	}

@@ -23,6 +23,7 @@ import dev.llmquota.core.ProviderSpec;
 import dev.llmquota.core.QuotaConfig;
 import dev.llmquota.core.QuotaSettings;
 import dev.llmquota.provider.DialectId;
+import dev.llmquota.tokens.TokenEstimator;
 
 /**
  * Converts the bound properties, once, into the engine's immutable configuration, and
@@ -91,10 +92,14 @@ final class QuotaConfigFactory {
 			models.put(spec.model(), spec);
 		}
 		PoolSpec unlisted = new PoolSpec("unlisted", Set.of(), Limits.none(), accounting(provider, dialect, 1),
-				provider.getBurstWindow(), Duration.ofSeconds(2), 4096, Priority.INTERACTIVE);
+				provider.getBurstWindow(), Duration.ofSeconds(2), 4096, Priority.INTERACTIVE,
+				defaultTokenizer(dialect));
+		Optional<ProviderSpec.MatchHeader> matchHeader = matchHeader(prefix + "match-header.",
+				provider.getMatchHeader());
 		String region = (provider.getRegion() != null) ? provider.getRegion() : "default";
 		return new ProviderSpec(id, baseUrl, dialect.id(), region, zone, account, provider.getBurstWindow(),
-				provider.isInFlightGate(), models, Optional.ofNullable(template), unlisted);
+				provider.isInFlightGate(), models, Optional.ofNullable(template), unlisted, matchHeader,
+				provider.isAddStreamUsage());
 	}
 
 	private static Set<String> names(PoolSpec spec) {
@@ -121,9 +126,37 @@ final class QuotaConfigFactory {
 					"set 1 (the default), or the provider's factor such as 5.");
 		}
 		String name = (model.getName() != null && !model.getName().isBlank()) ? model.getName() : key;
+		String tokenizer = (model.getTokenizer() != null) ? model.getTokenizer() : defaultTokenizer(dialect);
+		try {
+			TokenEstimator.of(tokenizer);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidQuotaPropertyException(prefix + "tokenizer", tokenizer, "no such tokenizer",
+					"use o200k_base (GPT-4o and later), cl100k_base (GPT-4, GPT-3.5) or chars:N, N characters per token (e.g. chars:4).");
+		}
 		return new PoolSpec(name, Set.copyOf(model.getAliases()), limits,
 				accounting(provider, dialect, model.getOutputBurndown()), burstWindow, model.getExpectedLatency(),
-				model.getDefaultMaxTokens(), model.getPriority());
+				model.getDefaultMaxTokens(), model.getPriority(), tokenizer);
+	}
+
+	private static String defaultTokenizer(DialectId dialect) {
+		return (dialect == DialectId.OPENAI || dialect == DialectId.AZURE_OPENAI) ? "o200k_base" : "chars:4";
+	}
+
+	private static Optional<ProviderSpec.MatchHeader> matchHeader(String prefix,
+			LlmQuotaProperties.MatchHeader header) {
+		if (header == null || (header.getName() == null && header.getValue() == null)) {
+			return Optional.empty();
+		}
+		if (header.getName() == null || header.getName().isBlank()) {
+			throw new InvalidQuotaPropertyException(prefix + "name", header.getName(), "a header name is needed",
+					"set the header that tells the accounts apart, for example OpenAI-Project.");
+		}
+		if (header.getValue() == null) {
+			throw new InvalidQuotaPropertyException(prefix + "value", null, "a header value is needed",
+					"set the value this entry's calls carry in " + header.getName() + ".");
+		}
+		return Optional.of(new ProviderSpec.MatchHeader(header.getName().trim(), header.getValue()));
 	}
 
 	private static Accounting accounting(LlmQuotaProperties.Provider provider, DialectId dialect, int burndown) {

@@ -1,7 +1,11 @@
 package dev.llmquota.core;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One (provider entry, model) at run time: the model's buckets and in-flight gates, tied
@@ -13,7 +17,16 @@ public final class Pool {
 
 	private final PoolSpec spec;
 
-	private final List<BucketSpec> buckets;
+	private final QuotaSettings settings;
+
+	/** The configured limits plus those learned from the provider's headers. */
+	private volatile Limits limits;
+
+	private volatile List<BucketSpec> buckets;
+
+	private final Map<Dimension, ServerLimit> server = new ConcurrentHashMap<>();
+
+	private final EstimateDrift drift = new EstimateDrift();
 
 	private final Gates gates;
 
@@ -22,7 +35,9 @@ public final class Pool {
 	Pool(Account account, PoolSpec spec, QuotaSettings settings) {
 		this.account = account;
 		this.spec = spec;
+		this.settings = settings;
 		ProviderSpec provider = account.provider();
+		this.limits = spec.limits();
 		this.buckets = Buckets.of(provider, BucketSpec.Scope.POOL, "pool:" + spec.model(), spec.limits(),
 				spec.burstWindow(), settings);
 		long expected = spec.expectedLatency().toNanos();
@@ -79,13 +94,80 @@ public final class Pool {
 	}
 
 	/**
+	 * Returns the pool's limits: configured, and learned from the provider where nobody
+	 * configured one.
+	 * @return the limits
+	 */
+	public Limits limits() {
+		return this.limits;
+	}
+
+	/**
+	 * Returns whether a dimension's limit was learned from the provider's headers.
+	 * @param dimension the dimension
+	 * @return whether learned rather than configured
+	 */
+	public boolean learned(Dimension dimension) {
+		return this.limits.asMap().containsKey(dimension) && !this.spec.limits().asMap().containsKey(dimension);
+	}
+
+	/**
+	 * Returns the pool's (or, if the pool has none, the account's) bucket of a dimension.
+	 * @param dimension the dimension
+	 * @return the bucket, or {@code null} if neither limits that dimension
+	 */
+	public BucketSpec bucket(Dimension dimension) {
+		for (List<BucketSpec> scope : List.of(this.buckets, this.account.buckets())) {
+			for (BucketSpec bucket : scope) {
+				if (bucket.dimension() == dimension) {
+					return bucket;
+				}
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Returns what the provider's headers said last, per dimension.
+	 * @return the latest server reports
+	 */
+	public Map<Dimension, ServerLimit> serverLimits() {
+		Map<Dimension, ServerLimit> copy = new EnumMap<>(Dimension.class);
+		copy.putAll(this.server);
+		return Collections.unmodifiableMap(copy);
+	}
+
+	/**
+	 * Returns how far this pool's input estimates are from the provider's counts.
+	 * @return the drift
+	 */
+	public EstimateDrift drift() {
+		return this.drift;
+	}
+
+	void remember(ServerLimit report) {
+		this.server.put(report.dimension(), report);
+	}
+
+	/** Enforces a limit nobody configured, as the provider reported it. */
+	synchronized void learn(Dimension dimension, long limit) {
+		if (this.limits.asMap().containsKey(dimension) || limit < 1) {
+			return;
+		}
+		this.limits = this.limits.with(dimension, limit);
+		this.buckets = Buckets.of(this.account.provider(), BucketSpec.Scope.POOL, "pool:" + this.spec.model(),
+				this.limits, this.spec.burstWindow(), this.settings);
+	}
+
+	/**
 	 * Returns what a call takes from every bucket of the pool and the account.
 	 * @param demand the call's demand
 	 * @return the charges, pool first
 	 */
 	public List<Charge> charges(Demand demand) {
-		List<Charge> charges = new ArrayList<>(this.buckets.size() + this.account.buckets().size());
-		add(charges, this.buckets, demand);
+		List<BucketSpec> own = this.buckets;
+		List<Charge> charges = new ArrayList<>(own.size() + this.account.buckets().size());
+		add(charges, own, demand);
 		add(charges, this.account.buckets(), demand);
 		return charges;
 	}

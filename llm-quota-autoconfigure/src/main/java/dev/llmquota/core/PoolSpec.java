@@ -16,9 +16,11 @@ import java.util.Set;
  * observed
  * @param defaultMaxTokens output ceiling of a call that names none
  * @param priority the default admission class of this model's calls
+ * @param tokenizer how input is estimated: {@code o200k_base}, {@code cl100k_base} or
+ * {@code chars:N}
  */
 public record PoolSpec(String model, Set<String> aliases, Limits limits, Accounting accounting, Duration burstWindow,
-		Duration expectedLatency, long defaultMaxTokens, Priority priority) {
+		Duration expectedLatency, long defaultMaxTokens, Priority priority, String tokenizer) {
 
 	public PoolSpec {
 		aliases = Set.copyOf(aliases);
@@ -41,7 +43,7 @@ public record PoolSpec(String model, Set<String> aliases, Limits limits, Account
 	 */
 	public PoolSpec forModel(String model) {
 		return new PoolSpec(model, Set.of(), this.limits, this.accounting, this.burstWindow, this.expectedLatency,
-				this.defaultMaxTokens, this.priority);
+				this.defaultMaxTokens, this.priority, this.tokenizer);
 	}
 
 }

@@ -21,13 +21,27 @@ import java.util.Optional;
  * @param template the pool settings of unlisted models, if any
  * @param unlisted the pool settings of unlisted models without a template: no model
  * limits
+ * @param matchHeader a header a call must carry to belong to this entry, when several
+ * accounts share one URL
+ * @param addStreamUsage whether OpenAI-style streaming calls are asked for a final usage
+ * chunk when they do not ask themselves
  */
 public record ProviderSpec(String id, URI baseUrl, String dialect, String region, ZoneId dayZone, Limits account,
 		Duration accountBurstWindow, boolean inFlightGate, Map<String, PoolSpec> models, Optional<PoolSpec> template,
-		PoolSpec unlisted) {
+		PoolSpec unlisted, Optional<MatchHeader> matchHeader, boolean addStreamUsage) {
 
 	public ProviderSpec {
 		models = Map.copyOf(models);
+	}
+
+	/**
+	 * A header name and value that select a provider entry.
+	 *
+	 * @param name the header name, any case
+	 * @param value the exact value
+	 */
+	public record MatchHeader(String name, String value) {
+
 	}
 
 }

@@ -160,6 +160,44 @@ public final class QuotaEngine implements AutoCloseable {
 	}
 
 	/**
+	 * Takes what the provider's rate-limit headers said into the books. The server is the
+	 * authority: each reported dimension's bucket (the pool's, else the account's) is
+	 * lowered at once to {@code remaining - (1 - headroom) x limit}, never raised; a rate
+	 * limit nobody configured is learned and enforced from then on.
+	 * @param pool the pool the call went to
+	 * @param reports what the headers said
+	 */
+	public void observe(Pool pool, List<ServerLimit> reports) {
+		if (reports.isEmpty()) {
+			return;
+		}
+		long now = this.clock.nanoTime();
+		double headroom = this.config.settings().headroom();
+		for (ServerLimit report : reports) {
+			pool.remember(report);
+			BucketSpec bucket = pool.bucket(report.dimension());
+			if (bucket == null && report.limit() != null && report.dimension().kind() == Dimension.Kind.RATE) {
+				pool.learn(report.dimension(), report.limit());
+				bucket = pool.bucket(report.dimension());
+			}
+			Long limit = (report.limit() != null) ? report.limit() : limitOf(pool, bucket);
+			if (bucket == null || report.remaining() == null || limit == null) {
+				continue;
+			}
+			long reserve = (long) Math.ceil((1 - headroom) * limit);
+			this.store.lowerTo(bucket, report.remaining() - reserve, now);
+		}
+	}
+
+	private static Long limitOf(Pool pool, BucketSpec bucket) {
+		if (bucket == null) {
+			return null;
+		}
+		Limits limits = (bucket.scope() == BucketSpec.Scope.POOL) ? pool.limits() : pool.account().provider().account();
+		return limits.asMap().get(bucket.dimension());
+	}
+
+	/**
 	 * Returns what the books hold for a pool now.
 	 * @param pool the pool
 	 * @return the snapshot

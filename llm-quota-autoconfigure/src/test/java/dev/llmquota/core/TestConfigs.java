@@ -119,13 +119,13 @@ public final class TestConfigs {
 
 	private PoolSpec spec(String name, Limits limits, Set<String> aliases, Priority priority) {
 		return new PoolSpec(name, aliases, limits, this.accounting, this.burstWindow, this.expectedLatency, 4096,
-				priority);
+				priority, "chars:4");
 	}
 
 	public QuotaConfig build() {
 		ProviderSpec provider = new ProviderSpec("openai", URI.create("http://127.0.0.1:1"), "openai", "us", this.zone,
 				this.account, this.burstWindow, this.inFlightGate, this.models, Optional.ofNullable(this.template),
-				spec("unlisted", Limits.none(), Set.of(), Priority.INTERACTIVE));
+				spec("unlisted", Limits.none(), Set.of(), Priority.INTERACTIVE), Optional.empty(), false);
 		return new QuotaConfig(new QuotaSettings(this.headroom, this.maxWait, this.leaseTimeout, this.maxPools),
 				Map.of(provider.id(), provider));
 	}

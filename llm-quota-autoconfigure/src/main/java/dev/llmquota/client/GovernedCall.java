@@ -1,0 +1,153 @@
+package dev.llmquota.client;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaPermit;
+import dev.llmquota.core.Usage;
+import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.ResponseReader;
+import dev.llmquota.provider.UsageAccumulator;
+
+/**
+ * One admitted call on its way: reads the answer's headers into the books, its usage as
+ * the body passes, and ends the call exactly once, whichever way it ends. The same for
+ * every HTTP stack.
+ */
+public final class GovernedCall {
+
+	private final QuotaEngine engine;
+
+	private final CallPlan plan;
+
+	private final QuotaPermit permit;
+
+	private final ResponseReader reader;
+
+	private final AtomicBoolean ended = new AtomicBoolean();
+
+	private volatile int status;
+
+	GovernedCall(QuotaEngine engine, CallPlan plan, QuotaPermit permit) {
+		this.engine = engine;
+		this.plan = plan;
+		this.permit = permit;
+		this.reader = new ResponseReader(plan.route().dialect(), plan.framing());
+	}
+
+	/**
+	 * Returns the plan the call was admitted with.
+	 * @return the plan
+	 */
+	public CallPlan plan() {
+		return this.plan;
+	}
+
+	/**
+	 * Returns the call's permit.
+	 * @return the permit
+	 */
+	public QuotaPermit permit() {
+		return this.permit;
+	}
+
+	/**
+	 * The answer's status and headers arrived: the provider's rate-limit headers correct
+	 * the books at once.
+	 * @param status the HTTP status
+	 * @param headers the headers
+	 */
+	public void onResponse(int status, HeaderLookup headers) {
+		this.status = status;
+		this.engine.observe(this.plan.pool(),
+				this.plan.route().dialect().rateLimits(headers, this.engine.clock().instant()));
+	}
+
+	/**
+	 * Part of the body went by, unchanged.
+	 * @param bytes the bytes; their position is not changed
+	 */
+	public void onBody(ByteBuffer bytes) {
+		if (!this.ended.get()) {
+			this.reader.feed(bytes);
+		}
+	}
+
+	/**
+	 * The caller read the whole body.
+	 */
+	public void onComplete() {
+		if (!this.ended.compareAndSet(false, true)) {
+			return;
+		}
+		this.reader.finish();
+		if (!successful()) {
+			refuseTokens();
+			this.permit.release();
+			return;
+		}
+		UsageAccumulator usage = this.reader.usage();
+		Usage reported = usage.usage(this.plan.demand().inputTokens());
+		if (reported != null) {
+			if (usage.reportedInput() != null) {
+				this.plan.pool().drift().record(this.plan.rawEstimate(), usage.reportedInput());
+			}
+			this.permit.complete(reported);
+		}
+		else if (this.plan.streaming()) {
+			this.permit.complete(streamedSoFar(usage));
+		}
+		else {
+			// An answer without usage keeps its reservation: never under-charged.
+			this.permit.complete(null);
+		}
+	}
+
+	/**
+	 * The body ended early: an error, a dropped connection, or the caller cancelled.
+	 */
+	public void onAbort() {
+		if (!this.ended.compareAndSet(false, true)) {
+			return;
+		}
+		this.reader.finish();
+		UsageAccumulator usage = this.reader.usage();
+		Usage reported = usage.usage(this.plan.demand().inputTokens());
+		if (reported != null) {
+			this.permit.reconcile(reported);
+		}
+		else if (successful() && this.plan.streaming()) {
+			this.permit.reconcile(streamedSoFar(usage));
+		}
+		this.permit.release();
+	}
+
+	/**
+	 * No answer arrived (connection refused, timeout, cancelled while sending): the slots
+	 * go back and the reservation stands, since the provider may have seen the call.
+	 */
+	public void onNoResponse() {
+		if (this.ended.compareAndSet(false, true)) {
+			this.permit.release();
+		}
+	}
+
+	private boolean successful() {
+		return this.status >= 200 && this.status < 300;
+	}
+
+	/**
+	 * A refused or failed attempt keeps its request charged; no tokens were generated.
+	 */
+	private void refuseTokens() {
+		this.permit.reconcile(new Usage(0, 0, 0));
+	}
+
+	/** A stream that ended without usage: its input, and what was streamed so far. */
+	private Usage streamedSoFar(UsageAccumulator usage) {
+		long input = this.plan.demand().inputTokens();
+		return new Usage(input, 0, this.plan.estimator().outputTokens(usage.outputChars()));
+	}
+
+}

@@ -1,0 +1,217 @@
+package dev.llmquota.client;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+import dev.llmquota.LlmQuota;
+import dev.llmquota.core.Demand;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.PoolSpec;
+import dev.llmquota.core.Priority;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaPermit;
+import dev.llmquota.provider.Dialect;
+import dev.llmquota.provider.DialectId;
+import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.InputText;
+import dev.llmquota.provider.LogOnce;
+import dev.llmquota.tokens.TokenEstimator;
+import reactor.core.publisher.Mono;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The one implementation of governing a provider call, behind every HTTP adapter: which
+ * provider entry and pool a call belongs to, what it reserves, its admission, and the
+ * {@link GovernedCall} that follows its answer.
+ */
+public final class LlmQuotaCalls {
+
+	private static final JsonMapper mapper = JsonMapper.shared();
+
+	private final QuotaEngine engine;
+
+	private final Routes routes;
+
+	private final Map<String, TokenEstimator> estimators = new ConcurrentHashMap<>();
+
+	/**
+	 * Creates the calls facade.
+	 * @param engine the quota engine
+	 */
+	public LlmQuotaCalls(QuotaEngine engine) {
+		this.engine = engine;
+		this.routes = new Routes(engine.config());
+	}
+
+	/**
+	 * Returns the engine.
+	 * @return the engine
+	 */
+	public QuotaEngine engine() {
+		return this.engine;
+	}
+
+	/**
+	 * Returns the provider entry that governs a call, or {@code null} if none does (the
+	 * call then passes through untouched). Only calls that send a body (POST) are
+	 * governed.
+	 * @param method the HTTP method
+	 * @param uri the URL
+	 * @param headers the request's headers
+	 * @param attributes the request's attributes
+	 * @return the route, or {@code null}
+	 */
+	public Route route(String method, URI uri, HeaderLookup headers, Function<String, Object> attributes) {
+		if (!"POST".equalsIgnoreCase(method) || Boolean.TRUE.equals(bool(attributes.apply(LlmQuota.SKIP)))) {
+			return null;
+		}
+		Object provider = attributes.apply(LlmQuota.PROVIDER);
+		if (provider != null) {
+			Route route = this.routes.byId(provider.toString());
+			if (route == null) {
+				LogOnce.warn("attribute provider " + provider, "No provider entry '" + provider
+						+ "' under llm.quota.providers (named by the PROVIDER attribute); the call is matched by URL");
+			}
+			else {
+				return route;
+			}
+		}
+		return this.routes.match(uri, headers);
+	}
+
+	/**
+	 * Reads a call's body: model, output ceiling and input estimate. A body that is not
+	 * JSON is sent as it is and estimated by its length.
+	 * @param route the provider entry
+	 * @param uri the URL
+	 * @param body the serialised body
+	 * @param attributes the request's attributes
+	 * @return the plan
+	 */
+	public CallPlan plan(Route route, URI uri, byte[] body, Function<String, Object> attributes) {
+		Dialect dialect = route.dialect();
+		JsonNode json = parse(dialect, body);
+		Object modelAttribute = attributes.apply(LlmQuota.MODEL);
+		String model = (modelAttribute != null) ? modelAttribute.toString() : dialect.model(uri, json);
+		if (model == null || model.isBlank()) {
+			LogOnce.warn(route.provider().id() + ": no model",
+					"A call to provider '" + route.provider().id() + "' names no model; it is accounted to 'unknown'");
+			model = "unknown";
+		}
+		Pool pool = this.engine.pool(route.provider().id(), model);
+		PoolSpec spec = pool.spec();
+		TokenEstimator estimator = this.estimators.computeIfAbsent(spec.tokenizer(), TokenEstimator::of);
+		long raw;
+		if (json != null) {
+			InputText input = dialect.inputText(json);
+			raw = estimator.estimate(input.text(), input.structure(), input.messages());
+		}
+		else {
+			raw = TokenEstimator.of("chars:4").count(new String(body, java.nio.charset.StandardCharsets.UTF_8));
+		}
+		Long ceiling = (json != null) ? dialect.outputCeiling(json) : null;
+		Demand demand = new Demand(pool.drift().correct(raw), (ceiling != null) ? ceiling : spec.defaultMaxTokens());
+		boolean streaming = dialect.streaming(uri, json);
+		byte[] sent = (streaming && route.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
+		return new CallPlan(route, pool, demand, raw, estimator, streaming, dialect.framing(streaming), sent,
+				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)));
+	}
+
+	/**
+	 * Waits, without blocking, until the call is admitted.
+	 * @param plan the call's plan
+	 * @return the permit
+	 */
+	public Mono<QuotaPermit> admit(CallPlan plan) {
+		return this.engine.acquire(plan.pool(), plan.demand(), plan.priority(), plan.maxWait());
+	}
+
+	/**
+	 * Starts following an admitted call's answer.
+	 * @param plan the call's plan
+	 * @param permit its permit
+	 * @return the governed call
+	 */
+	public GovernedCall start(CallPlan plan, QuotaPermit permit) {
+		return new GovernedCall(this.engine, plan, permit);
+	}
+
+	private static JsonNode parse(Dialect dialect, byte[] body) {
+		if (body.length == 0) {
+			return null;
+		}
+		try {
+			JsonNode json = mapper.readTree(body);
+			return (json != null && json.isObject()) ? json : null;
+		}
+		catch (JacksonException ex) {
+			LogOnce.warn(dialect.id().id() + ": unreadable request", "A " + dialect.id().id()
+					+ " request body is not JSON; llm-quota sends it unchanged and estimates its input from its length");
+			return null;
+		}
+	}
+
+	/**
+	 * Asks an OpenAI-style stream for its final usage chunk; any other body is sent as it
+	 * is.
+	 */
+	private static byte[] withStreamUsage(Dialect dialect, JsonNode json, byte[] body) {
+		boolean openAi = dialect.id() == DialectId.OPENAI || dialect.id() == DialectId.AZURE_OPENAI;
+		if (!openAi || !(json instanceof ObjectNode object)) {
+			return body;
+		}
+		JsonNode options = object.get("stream_options");
+		if (options != null && options.isObject() && options.path("include_usage").asBoolean(false)) {
+			return body;
+		}
+		ObjectNode copy = object.deepCopy();
+		ObjectNode streamOptions = (options != null && options.isObject()) ? (ObjectNode) options.deepCopy()
+				: copy.objectNode();
+		streamOptions.put("include_usage", true);
+		copy.set("stream_options", streamOptions);
+		return mapper.writeValueAsBytes(copy);
+	}
+
+	private static Boolean bool(Object value) {
+		if (value instanceof Boolean bool) {
+			return bool;
+		}
+		return (value != null) ? Boolean.valueOf(value.toString().trim()) : null;
+	}
+
+	private static Priority priority(Object value) {
+		if (value == null) {
+			return null;
+		}
+		if (value instanceof Priority priority) {
+			return priority;
+		}
+		try {
+			return Priority.valueOf(value.toString().trim().toUpperCase(Locale.ROOT));
+		}
+		catch (IllegalArgumentException ex) {
+			LogOnce.warn("attribute priority " + value,
+					"Unknown PRIORITY attribute '" + value + "' (INTERACTIVE or BATCH); the model's default applies");
+			return null;
+		}
+	}
+
+	private static Duration maxWait(Object value) {
+		if (value instanceof Duration duration && !duration.isNegative()) {
+			return duration;
+		}
+		if (value != null) {
+			LogOnce.warn("attribute max-wait", "The MAX_WAIT attribute must be a non-negative Duration, not '" + value
+					+ "'; llm.quota.max-wait applies");
+		}
+		return null;
+	}
+
+}

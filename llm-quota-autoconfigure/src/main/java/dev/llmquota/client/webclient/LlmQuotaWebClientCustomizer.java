@@ -1,0 +1,53 @@
+package dev.llmquota.client.webclient;
+
+import java.util.List;
+
+import dev.llmquota.client.LlmQuotaCalls;
+
+import org.springframework.boot.webclient.WebClientCustomizer;
+import org.springframework.http.codec.ClientCodecConfigurer;
+import org.springframework.http.codec.HttpMessageWriter;
+import org.springframework.web.reactive.function.client.ExchangeStrategies;
+import org.springframework.web.reactive.function.client.WebClient;
+
+/**
+ * Adds llm-quota's filter to every auto-configured {@code WebClient.Builder}, with the
+ * builder's own codecs, so request bodies are written exactly as the client would write
+ * them.
+ */
+public final class LlmQuotaWebClientCustomizer implements WebClientCustomizer {
+
+	private final LlmQuotaCalls calls;
+
+	/**
+	 * Creates the customizer.
+	 * @param calls the calls facade
+	 */
+	public LlmQuotaWebClientCustomizer(LlmQuotaCalls calls) {
+		this.calls = calls;
+	}
+
+	@Override
+	public void customize(WebClient.Builder builder) {
+		Codecs codecs = new Codecs();
+		// A filter gets no codecs; the builder hands its configurer to us when it builds.
+		builder.codecs(codecs::capture);
+		builder.filter(new LlmQuotaExchangeFilterFunction(this.calls, codecs::writers));
+	}
+
+	private static final class Codecs {
+
+		private volatile ClientCodecConfigurer configurer;
+
+		void capture(ClientCodecConfigurer configurer) {
+			this.configurer = configurer;
+		}
+
+		List<HttpMessageWriter<?>> writers() {
+			ClientCodecConfigurer captured = this.configurer;
+			return (captured != null) ? captured.getWriters() : ExchangeStrategies.withDefaults().messageWriters();
+		}
+
+	}
+
+}

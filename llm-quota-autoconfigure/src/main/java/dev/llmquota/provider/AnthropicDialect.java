@@ -1,0 +1,112 @@
+package dev.llmquota.provider;
+
+import java.net.URI;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.ServerLimit;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Anthropic's Messages API (first party; Bedrock and Vertex carry the same body shapes).
+ */
+final class AnthropicDialect implements Dialect {
+
+	static final AnthropicDialect INSTANCE = new AnthropicDialect();
+
+	private static final List<String> TEXT = List.of("system", "messages");
+
+	private static final List<String> STRUCTURE = List.of("tools", "tool_choice");
+
+	private static final List<String> MESSAGES = List.of("system", "messages");
+
+	private static final String PREFIX = "anthropic-ratelimit-";
+
+	@Override
+	public DialectId id() {
+		return DialectId.ANTHROPIC;
+	}
+
+	@Override
+	public String model(URI uri, JsonNode body) {
+		return Json.text(body, "model");
+	}
+
+	@Override
+	public Long outputCeiling(JsonNode body) {
+		return Json.count(body, "max_tokens");
+	}
+
+	@Override
+	public InputText inputText(JsonNode body) {
+		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	}
+
+	@Override
+	public boolean streaming(URI uri, JsonNode body) {
+		JsonNode stream = Json.at(body, "stream");
+		return stream != null && stream.asBoolean(false);
+	}
+
+	@Override
+	public List<ServerLimit> rateLimits(HeaderLookup headers, Instant now) {
+		List<ServerLimit> limits = new ArrayList<>(4);
+		read(limits, headers, Dimension.REQUESTS_PER_MINUTE, "requests", now);
+		read(limits, headers, Dimension.INPUT_TOKENS_PER_MINUTE, "input-tokens", now);
+		read(limits, headers, Dimension.OUTPUT_TOKENS_PER_MINUTE, "output-tokens", now);
+		// the most restrictive token limit in effect, or input plus output
+		read(limits, headers, Dimension.TOKENS_PER_MINUTE, "tokens", now);
+		return limits;
+	}
+
+	private static void read(List<ServerLimit> limits, HeaderLookup headers, Dimension dimension, String name,
+			Instant now) {
+		RateLimitHeaders.read(limits, headers, dimension, PREFIX + name + "-limit", PREFIX + name + "-remaining",
+				PREFIX + name + "-reset", RateLimitHeaders.ABSOLUTE, now);
+	}
+
+	@Override
+	public void readBody(JsonNode body, UsageAccumulator usage) {
+		readUsage(Json.at(body, "usage"), usage);
+	}
+
+	@Override
+	public void readEvent(JsonNode event, UsageAccumulator usage) {
+		String type = Json.text(event, "type");
+		if ("message_start".equals(type)) {
+			// output_tokens here is a placeholder; the last message_delta carries the
+			// real count
+			readInput(Json.at(event, "message", "usage"), usage);
+		}
+		else if ("message_delta".equals(type)) {
+			// cumulative counts: the last one wins, never summed
+			readUsage(Json.at(event, "usage"), usage);
+		}
+		else if ("content_block_delta".equals(type)) {
+			usage.outputText(Json.text(event, "delta", "text"));
+			usage.outputText(Json.text(event, "delta", "partial_json"));
+		}
+	}
+
+	private static void readUsage(JsonNode counts, UsageAccumulator usage) {
+		if (counts == null || !counts.isObject()) {
+			return;
+		}
+		readInput(counts, usage);
+		usage.output(Json.count(counts, "output_tokens"));
+	}
+
+	private static void readInput(JsonNode counts, UsageAccumulator usage) {
+		if (counts == null || !counts.isObject()) {
+			return;
+		}
+		Long uncached = Json.count(counts, "input_tokens");
+		Long written = Json.count(counts, "cache_creation_input_tokens");
+		Long read = Json.count(counts, "cache_read_input_tokens");
+		// input_tokens counts only what follows the last cache breakpoint
+		usage.input(Json.sum(uncached, written, read), read);
+	}
+
+}

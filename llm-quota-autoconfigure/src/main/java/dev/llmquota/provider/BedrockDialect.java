@@ -1,0 +1,77 @@
+package dev.llmquota.provider;
+
+import java.net.URI;
+import java.util.List;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * AWS Bedrock's Converse API: the model id in the path; no rate-limit headers.
+ */
+final class BedrockDialect implements Dialect {
+
+	static final BedrockDialect INSTANCE = new BedrockDialect();
+
+	private static final List<String> TEXT = List.of("system", "messages");
+
+	private static final List<String> STRUCTURE = List.of("toolConfig");
+
+	private static final List<String> MESSAGES = List.of("system", "messages");
+
+	@Override
+	public DialectId id() {
+		return DialectId.BEDROCK;
+	}
+
+	@Override
+	public String model(URI uri, JsonNode body) {
+		List<String> segments = PathSegments.of(uri);
+		int index = segments.indexOf("model");
+		return (index >= 0 && index + 1 < segments.size()) ? segments.get(index + 1) : null;
+	}
+
+	@Override
+	public Long outputCeiling(JsonNode body) {
+		// Converse, or an Anthropic body sent through InvokeModel
+		return Json.max(Json.count(body, "inferenceConfig", "maxTokens"), Json.count(body, "max_tokens"));
+	}
+
+	@Override
+	public InputText inputText(JsonNode body) {
+		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	}
+
+	@Override
+	public boolean streaming(URI uri, JsonNode body) {
+		String path = uri.getRawPath();
+		return path != null && (path.endsWith("/converse-stream") || path.endsWith("/invoke-with-response-stream"));
+	}
+
+	@Override
+	public Framing framing(boolean streaming) {
+		// ConverseStream is AWS's binary event stream, which llm-quota passes through
+		// unread.
+		return streaming ? Framing.OPAQUE : Framing.JSON;
+	}
+
+	@Override
+	public void readBody(JsonNode body, UsageAccumulator usage) {
+		JsonNode counts = Json.at(body, "usage");
+		if (counts == null || !counts.isObject()) {
+			// InvokeModel with an Anthropic body
+			AnthropicDialect.INSTANCE.readBody(body, usage);
+			return;
+		}
+		Long input = Json.count(counts, "inputTokens");
+		Long read = Json.count(counts, "cacheReadInputTokens");
+		Long written = Json.count(counts, "cacheWriteInputTokens");
+		usage.input(Json.sum(input, read, written), read);
+		usage.output(Json.count(counts, "outputTokens"));
+	}
+
+	@Override
+	public void readEvent(JsonNode event, UsageAccumulator usage) {
+		// Not reached: streams are opaque.
+	}
+
+}

@@ -1,0 +1,102 @@
+package dev.llmquota.provider;
+
+import java.net.URI;
+import java.time.Instant;
+import java.util.List;
+
+import dev.llmquota.core.ServerLimit;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * How one provider's API looks on the wire: where a call names its model, output ceiling
+ * and input; what its rate-limit headers say; where its responses carry usage. One class
+ * per provider; a new provider is one new implementation.
+ */
+public interface Dialect {
+
+	/**
+	 * Returns the dialect's id.
+	 * @return the id
+	 */
+	DialectId id();
+
+	/**
+	 * Returns the model a call names, in its path or body.
+	 * @param uri the call's URL
+	 * @param body the request body, or {@code null} if it is not JSON
+	 * @return the model id, or {@code null} if the call names none
+	 */
+	String model(URI uri, JsonNode body);
+
+	/**
+	 * Returns the output ceiling a call declares.
+	 * @param body the request body
+	 * @return the ceiling, or {@code null} if the call declares none
+	 */
+	Long outputCeiling(JsonNode body);
+
+	/**
+	 * Returns the text the provider counts as input.
+	 * @param body the request body
+	 * @return the input text
+	 */
+	InputText inputText(JsonNode body);
+
+	/**
+	 * Returns whether the call asks for a streamed answer.
+	 * @param uri the call's URL
+	 * @param body the request body, or {@code null}
+	 * @return whether the answer is streamed
+	 */
+	boolean streaming(URI uri, JsonNode body);
+
+	/**
+	 * Returns how the answer's body is framed.
+	 * @param streaming whether the call asked for a stream
+	 * @return the framing
+	 */
+	default Framing framing(boolean streaming) {
+		return streaming ? Framing.SSE : Framing.JSON;
+	}
+
+	/**
+	 * Reads the rate-limit headers of an answer; unreadable values are left out.
+	 * @param headers the answer's headers
+	 * @param now the current time, to turn relative resets into instants
+	 * @return what the headers said, per dimension
+	 */
+	default List<ServerLimit> rateLimits(HeaderLookup headers, Instant now) {
+		return List.of();
+	}
+
+	/**
+	 * Reads usage from a whole JSON answer.
+	 * @param body the answer
+	 * @param usage where to put what it says
+	 */
+	void readBody(JsonNode body, UsageAccumulator usage);
+
+	/**
+	 * Reads usage and output text from one event of a streamed answer.
+	 * @param event the event's JSON
+	 * @param usage where to put what it says
+	 */
+	void readEvent(JsonNode event, UsageAccumulator usage);
+
+	/**
+	 * Returns the dialect for an id.
+	 * @param id the dialect id
+	 * @return the dialect
+	 */
+	static Dialect of(DialectId id) {
+		return switch (id) {
+			case OPENAI -> OpenAiDialect.INSTANCE;
+			case AZURE_OPENAI -> AzureOpenAiDialect.INSTANCE;
+			case ANTHROPIC -> AnthropicDialect.INSTANCE;
+			case BEDROCK -> BedrockDialect.INSTANCE;
+			case GEMINI -> GeminiDialect.INSTANCE;
+			case OLLAMA -> OllamaDialect.INSTANCE;
+		};
+	}
+
+}

@@ -1,0 +1,86 @@
+package dev.llmquota.provider;
+
+import java.net.URI;
+import java.util.List;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Google's Gemini API and Vertex AI: the model in the path before
+ * {@code :generateContent}; no rate-limit headers.
+ */
+final class GeminiDialect implements Dialect {
+
+	static final GeminiDialect INSTANCE = new GeminiDialect();
+
+	private static final List<String> TEXT = List.of("systemInstruction", "system_instruction", "contents");
+
+	private static final List<String> STRUCTURE = List.of("tools", "toolConfig");
+
+	private static final List<String> MESSAGES = List.of("systemInstruction", "system_instruction", "contents");
+
+	@Override
+	public DialectId id() {
+		return DialectId.GEMINI;
+	}
+
+	@Override
+	public String model(URI uri, JsonNode body) {
+		List<String> segments = PathSegments.of(uri);
+		int index = segments.indexOf("models");
+		if (index < 0 || index + 1 >= segments.size()) {
+			return Json.text(body, "model");
+		}
+		String segment = segments.get(index + 1);
+		int colon = segment.lastIndexOf(':');
+		return (colon > 0) ? segment.substring(0, colon) : segment;
+	}
+
+	@Override
+	public Long outputCeiling(JsonNode body) {
+		return Json.max(Json.count(body, "generationConfig", "maxOutputTokens"),
+				Json.count(body, "generation_config", "max_output_tokens"));
+	}
+
+	@Override
+	public InputText inputText(JsonNode body) {
+		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	}
+
+	@Override
+	public boolean streaming(URI uri, JsonNode body) {
+		String path = uri.getRawPath();
+		return path != null && path.endsWith(":streamGenerateContent");
+	}
+
+	@Override
+	public void readBody(JsonNode body, UsageAccumulator usage) {
+		readEvent(body, usage);
+	}
+
+	@Override
+	public void readEvent(JsonNode event, UsageAccumulator usage) {
+		JsonNode candidates = Json.at(event, "candidates");
+		if (candidates != null && candidates.isArray()) {
+			for (JsonNode candidate : candidates.values()) {
+				JsonNode parts = Json.at(candidate, "content", "parts");
+				if (parts != null && parts.isArray()) {
+					parts.values().forEach((part) -> usage.outputText(Json.text(part, "text")));
+				}
+			}
+		}
+		JsonNode counts = Json.at(event, "usageMetadata");
+		if (counts == null || !counts.isObject()) {
+			return;
+		}
+		// promptTokenCount includes cached content; thoughts are outside
+		// candidatesTokenCount
+		usage.input(Json.count(counts, "promptTokenCount"), Json.count(counts, "cachedContentTokenCount"));
+		Long candidatesCount = Json.count(counts, "candidatesTokenCount");
+		Long thoughts = Json.count(counts, "thoughtsTokenCount");
+		if (candidatesCount != null || thoughts != null) {
+			usage.output(Json.sum(candidatesCount, thoughts));
+		}
+	}
+
+}

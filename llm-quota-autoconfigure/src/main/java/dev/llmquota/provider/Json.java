@@ -1,0 +1,63 @@
+package dev.llmquota.provider;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Small readers over Jackson trees that never throw on unexpected shapes.
+ */
+final class Json {
+
+	private Json() {
+	}
+
+	/** Returns the node at the path, or a missing node. */
+	static JsonNode at(JsonNode node, String... path) {
+		JsonNode current = node;
+		for (String name : path) {
+			if (current == null || !current.isObject()) {
+				return null;
+			}
+			current = current.get(name);
+		}
+		return current;
+	}
+
+	/** Returns a non-negative integer at the path, or {@code null}. */
+	static Long count(JsonNode node, String... path) {
+		JsonNode value = at(node, path);
+		if (value == null || !value.isNumber()) {
+			return null;
+		}
+		long count = value.asLong();
+		return (count >= 0) ? count : null;
+	}
+
+	/** Returns a text at the path, or {@code null}. */
+	static String text(JsonNode node, String... path) {
+		JsonNode value = at(node, path);
+		return (value != null && value.isString()) ? value.asString() : null;
+	}
+
+	/** Returns the sum of the counts that are present, or {@code null} if none is. */
+	static Long sum(Long... counts) {
+		Long sum = null;
+		for (Long count : counts) {
+			if (count != null) {
+				sum = ((sum != null) ? sum : 0L) + count;
+			}
+		}
+		return sum;
+	}
+
+	/** Returns the larger of the counts that are present, or {@code null} if none is. */
+	static Long max(Long... counts) {
+		Long max = null;
+		for (Long count : counts) {
+			if (count != null && (max == null || count > max)) {
+				max = count;
+			}
+		}
+		return max;
+	}
+
+}

@@ -1,0 +1,66 @@
+package dev.llmquota.provider;
+
+import java.net.URI;
+import java.util.List;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Ollama's chat and generate APIs: streams by default, as one JSON object per line.
+ */
+final class OllamaDialect implements Dialect {
+
+	static final OllamaDialect INSTANCE = new OllamaDialect();
+
+	private static final List<String> TEXT = List.of("system", "messages", "prompt");
+
+	private static final List<String> STRUCTURE = List.of("tools", "format");
+
+	private static final List<String> MESSAGES = List.of("system", "messages", "prompt");
+
+	@Override
+	public DialectId id() {
+		return DialectId.OLLAMA;
+	}
+
+	@Override
+	public String model(URI uri, JsonNode body) {
+		return Json.text(body, "model");
+	}
+
+	@Override
+	public Long outputCeiling(JsonNode body) {
+		// -1 (Ollama's default) and -2 mean no ceiling: the count reader leaves them out
+		return Json.count(body, "options", "num_predict");
+	}
+
+	@Override
+	public InputText inputText(JsonNode body) {
+		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	}
+
+	@Override
+	public boolean streaming(URI uri, JsonNode body) {
+		JsonNode stream = Json.at(body, "stream");
+		return stream == null || stream.asBoolean(true);
+	}
+
+	@Override
+	public Framing framing(boolean streaming) {
+		return streaming ? Framing.NDJSON : Framing.JSON;
+	}
+
+	@Override
+	public void readBody(JsonNode body, UsageAccumulator usage) {
+		readEvent(body, usage);
+	}
+
+	@Override
+	public void readEvent(JsonNode event, UsageAccumulator usage) {
+		usage.outputText(Json.text(event, "message", "content"));
+		usage.outputText(Json.text(event, "response"));
+		usage.input(Json.count(event, "prompt_eval_count"), null);
+		usage.output(Json.count(event, "eval_count"));
+	}
+
+}

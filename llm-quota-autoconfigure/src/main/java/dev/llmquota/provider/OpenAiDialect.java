@@ -1,0 +1,106 @@
+package dev.llmquota.provider;
+
+import java.net.URI;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.ServerLimit;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * OpenAI's Chat Completions and Responses APIs.
+ */
+class OpenAiDialect implements Dialect {
+
+	static final OpenAiDialect INSTANCE = new OpenAiDialect();
+
+	private static final List<String> TEXT = List.of("messages", "input", "instructions", "prompt");
+
+	private static final List<String> STRUCTURE = List.of("tools", "functions", "response_format", "text");
+
+	private static final List<String> MESSAGES = List.of("messages", "input", "instructions");
+
+	@Override
+	public DialectId id() {
+		return DialectId.OPENAI;
+	}
+
+	@Override
+	public String model(URI uri, JsonNode body) {
+		return Json.text(body, "model");
+	}
+
+	@Override
+	public Long outputCeiling(JsonNode body) {
+		// When both are set the provider's admission reads the larger.
+		return Json.max(Json.count(body, "max_tokens"), Json.count(body, "max_completion_tokens"),
+				Json.count(body, "max_output_tokens"));
+	}
+
+	@Override
+	public InputText inputText(JsonNode body) {
+		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	}
+
+	@Override
+	public boolean streaming(URI uri, JsonNode body) {
+		JsonNode stream = Json.at(body, "stream");
+		return stream != null && stream.asBoolean(false);
+	}
+
+	@Override
+	public List<ServerLimit> rateLimits(HeaderLookup headers, Instant now) {
+		List<ServerLimit> limits = new ArrayList<>(2);
+		RateLimitHeaders.read(limits, headers, Dimension.REQUESTS_PER_MINUTE, "x-ratelimit-limit-requests",
+				"x-ratelimit-remaining-requests", "x-ratelimit-reset-requests", RateLimitHeaders.RELATIVE, now);
+		RateLimitHeaders.read(limits, headers, Dimension.TOKENS_PER_MINUTE, "x-ratelimit-limit-tokens",
+				"x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens", RateLimitHeaders.RELATIVE, now);
+		return limits;
+	}
+
+	@Override
+	public void readBody(JsonNode body, UsageAccumulator usage) {
+		JsonNode counts = Json.at(body, "usage");
+		if (counts == null || !counts.isObject()) {
+			// the Responses API wraps its answer in streamed events only; bodies carry
+			// usage at top level
+			return;
+		}
+		readUsage(counts, usage);
+	}
+
+	@Override
+	public void readEvent(JsonNode event, UsageAccumulator usage) {
+		JsonNode counts = Json.at(event, "usage");
+		if (counts != null && counts.isObject()) {
+			readUsage(counts, usage);
+		}
+		JsonNode choices = Json.at(event, "choices");
+		if (choices != null && choices.isArray()) {
+			choices.values().forEach((choice) -> usage.outputText(Json.text(choice, "delta", "content")));
+		}
+		String type = Json.text(event, "type");
+		if ("response.output_text.delta".equals(type)) {
+			usage.outputText(Json.text(event, "delta"));
+		}
+		else if ("response.completed".equals(type)) {
+			JsonNode responseUsage = Json.at(event, "response", "usage");
+			if (responseUsage != null && responseUsage.isObject()) {
+				readUsage(responseUsage, usage);
+			}
+		}
+	}
+
+	private static void readUsage(JsonNode counts, UsageAccumulator usage) {
+		// Chat Completions: prompt/completion; Responses: input/output.
+		Long input = Json.max(Json.count(counts, "prompt_tokens"), Json.count(counts, "input_tokens"));
+		Long cached = Json.max(Json.count(counts, "prompt_tokens_details", "cached_tokens"),
+				Json.count(counts, "input_tokens_details", "cached_tokens"));
+		Long output = Json.max(Json.count(counts, "completion_tokens"), Json.count(counts, "output_tokens"));
+		usage.input(input, cached);
+		usage.output(output);
+	}
+
+}

@@ -1,0 +1,56 @@
+package dev.llmquota.provider;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.function.BiFunction;
+
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.ServerLimit;
+
+/**
+ * Reads one dimension's limit, remaining and reset headers. Missing, negative (the
+ * {@code -1} sentinel) and unreadable values are left out, never guessed.
+ */
+final class RateLimitHeaders {
+
+	/** Reset as a duration from now (OpenAI's Go durations, Azure's seconds). */
+	static final BiFunction<String, Instant, Instant> RELATIVE = (value, now) -> {
+		Duration duration = Durations.parse(value);
+		return (duration != null) ? now.plus(duration) : null;
+	};
+
+	/** Reset as an RFC 3339 instant (Anthropic). */
+	static final BiFunction<String, Instant, Instant> ABSOLUTE = (value, now) -> Durations.instant(value);
+
+	private RateLimitHeaders() {
+	}
+
+	static void read(List<ServerLimit> into, HeaderLookup headers, Dimension dimension, String limit, String remaining,
+			String reset, BiFunction<String, Instant, Instant> resetGrammar, Instant now) {
+		Long limitValue = count(headers.get(limit));
+		Long remainingValue = count(headers.get(remaining));
+		String resetText = headers.get(reset);
+		Instant resetValue = (resetText != null) ? resetGrammar.apply(resetText, now) : null;
+		if (limitValue != null || remainingValue != null || resetValue != null) {
+			into.add(new ServerLimit(dimension, limitValue, remainingValue, resetValue));
+		}
+	}
+
+	static Long count(String value) {
+		if (value == null) {
+			return null;
+		}
+		String trimmed = value.trim();
+		if (trimmed.isEmpty() || trimmed.length() > 18) {
+			return null;
+		}
+		for (int i = 0; i < trimmed.length(); i++) {
+			if (!Character.isDigit(trimmed.charAt(i))) {
+				return null;
+			}
+		}
+		return Long.parseLong(trimmed);
+	}
+
+}

@@ -1,0 +1,165 @@
+package dev.llmquota.provider;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Reads usage from an answer's bytes as they pass, without holding the caller's buffers:
+ * a JSON body is copied up to a bound and read at its end; a stream is read line by line.
+ * Unreadable content is logged once and skipped; the answer itself is never touched.
+ */
+public final class ResponseReader {
+
+	/**
+	 * A JSON answer larger than this is not read for usage (its reservation then stands).
+	 */
+	static final int MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+	/** A stream line longer than this is skipped. */
+	static final int MAX_LINE_BYTES = 4 * 1024 * 1024;
+
+	private static final JsonMapper mapper = JsonMapper.shared();
+
+	private final Dialect dialect;
+
+	private final Framing framing;
+
+	private final UsageAccumulator usage = new UsageAccumulator();
+
+	private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
+
+	private boolean overflow;
+
+	/**
+	 * Creates a reader.
+	 * @param dialect the provider's dialect
+	 * @param framing how the answer is framed
+	 */
+	public ResponseReader(Dialect dialect, Framing framing) {
+		this.dialect = dialect;
+		this.framing = framing;
+	}
+
+	/**
+	 * Reads the next bytes of the answer.
+	 * @param bytes the bytes; their position is not changed
+	 */
+	public synchronized void feed(ByteBuffer bytes) {
+		if (this.framing == Framing.OPAQUE) {
+			return;
+		}
+		ByteBuffer view = bytes.duplicate();
+		if (this.framing == Framing.JSON) {
+			append(view, MAX_BODY_BYTES);
+			return;
+		}
+		while (view.hasRemaining()) {
+			byte next = view.get();
+			if (next == '\n') {
+				line();
+			}
+			else if (!this.overflow) {
+				if (this.pending.size() >= MAX_LINE_BYTES) {
+					this.overflow = true;
+				}
+				else {
+					this.pending.write(next);
+				}
+			}
+		}
+	}
+
+	/**
+	 * Reads what is left at the end of the answer.
+	 */
+	public synchronized void finish() {
+		if (this.framing == Framing.JSON) {
+			if (this.overflow) {
+				LogOnce.warn(this.dialect.id().id() + ": large body", "llm-quota did not read usage from a "
+						+ this.dialect.id().id() + " answer larger than 16 MiB; its reservation stands");
+			}
+			else if (this.pending.size() > 0) {
+				JsonNode body = parse(this.pending.toByteArray(), 0, this.pending.size());
+				if (body != null) {
+					this.dialect.readBody(body, this.usage);
+				}
+			}
+			this.pending.reset();
+		}
+		else if (this.framing != Framing.OPAQUE) {
+			line();
+		}
+	}
+
+	/**
+	 * Returns what the answer said about usage so far.
+	 * @return the usage read
+	 */
+	public synchronized UsageAccumulator usage() {
+		return this.usage;
+	}
+
+	private void append(ByteBuffer view, int limit) {
+		if (this.overflow) {
+			return;
+		}
+		if (this.pending.size() + view.remaining() > limit) {
+			this.overflow = true;
+			this.pending.reset();
+			return;
+		}
+		byte[] copy = new byte[view.remaining()];
+		view.get(copy);
+		this.pending.write(copy, 0, copy.length);
+	}
+
+	private void line() {
+		byte[] bytes = this.pending.toByteArray();
+		boolean skipped = this.overflow;
+		this.pending.reset();
+		this.overflow = false;
+		if (skipped) {
+			return;
+		}
+		int start = 0;
+		int end = bytes.length;
+		if (end > 0 && bytes[end - 1] == '\r') {
+			end--;
+		}
+		if (this.framing == Framing.SSE) {
+			String prefix = new String(bytes, 0, Math.min(5, end), StandardCharsets.US_ASCII);
+			if (!prefix.equals("data:")) {
+				return;
+			}
+			start = 5;
+		}
+		while (start < end && (bytes[start] == ' ' || bytes[start] == '\t')) {
+			start++;
+		}
+		if (start >= end || bytes[start] != '{') {
+			// blank lines, [DONE], comments
+			return;
+		}
+		JsonNode event = parse(bytes, start, end - start);
+		if (event != null) {
+			this.dialect.readEvent(event, this.usage);
+		}
+	}
+
+	private JsonNode parse(byte[] bytes, int offset, int length) {
+		try {
+			return mapper.readTree(bytes, offset, length);
+		}
+		catch (JacksonException ex) {
+			LogOnce.warn(this.dialect.id().id() + ": unreadable answer", "llm-quota could not read usage from a "
+					+ this.dialect.id().id() + " answer (" + ex.getOriginalMessage() + "); it keeps the reservation");
+			return null;
+		}
+	}
+
+}

@@ -1,0 +1,84 @@
+package dev.llmquota.provider;
+
+import dev.llmquota.core.Usage;
+
+/**
+ * What a response said about usage so far: counts as the provider reported them (each may
+ * still be unknown), and how much output text went by, for a stream that ends without
+ * usage.
+ */
+public final class UsageAccumulator {
+
+	private Long inputTokens;
+
+	private Long cachedInputTokens;
+
+	private Long outputTokens;
+
+	private long outputChars;
+
+	/** Sets the input tokens, cached ones included, when reported. */
+	void input(Long total, Long cached) {
+		if (total != null) {
+			this.inputTokens = total;
+		}
+		if (cached != null) {
+			this.cachedInputTokens = cached;
+		}
+	}
+
+	/**
+	 * Sets the output tokens when reported (a cumulative count replaces the last one).
+	 */
+	void output(Long tokens) {
+		if (tokens != null) {
+			this.outputTokens = tokens;
+		}
+	}
+
+	void outputText(String text) {
+		if (text != null) {
+			this.outputChars += text.length();
+		}
+	}
+
+	/**
+	 * Returns whether the provider reported how many tokens were generated.
+	 * @return whether output usage is known
+	 */
+	public boolean hasUsage() {
+		return this.outputTokens != null;
+	}
+
+	/**
+	 * Returns the usage the provider reported, filling unknown input with the estimate.
+	 * @param inputEstimate the input estimate, used when the provider did not report
+	 * input
+	 * @return the usage, or {@code null} if the provider reported no output count
+	 */
+	public Usage usage(long inputEstimate) {
+		if (this.outputTokens == null) {
+			return null;
+		}
+		long input = (this.inputTokens != null) ? this.inputTokens : inputEstimate;
+		long cached = (this.cachedInputTokens != null) ? this.cachedInputTokens : 0;
+		return new Usage(input, Math.min(cached, input), this.outputTokens);
+	}
+
+	/**
+	 * Returns the input tokens the provider reported.
+	 * @return the input tokens, or {@code null}
+	 */
+	public Long reportedInput() {
+		return this.inputTokens;
+	}
+
+	/**
+	 * Returns the characters of output text seen in a stream.
+	 * @return the characters
+	 */
+	public long outputChars() {
+		return this.outputChars;
+	}
+
+}

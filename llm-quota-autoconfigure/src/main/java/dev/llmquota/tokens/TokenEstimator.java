@@ -1,0 +1,114 @@
+package dev.llmquota.tokens;
+
+import java.util.Locale;
+
+import com.knuddels.jtokkit.Encodings;
+import com.knuddels.jtokkit.api.Encoding;
+import com.knuddels.jtokkit.api.EncodingRegistry;
+import com.knuddels.jtokkit.api.EncodingType;
+
+/**
+ * Estimates the input tokens of a call: a real BPE encoding ({@code o200k_base},
+ * {@code cl100k_base}) where it fits the model, a characters-per-token heuristic
+ * ({@code chars:4}) otherwise, plus the per-message overhead chat formats add.
+ */
+public final class TokenEstimator {
+
+	/** Tokens a chat format adds per message (role and separators), and once per call. */
+	static final int PER_MESSAGE = 3;
+
+	static final int PER_CALL = 3;
+
+	private final String spec;
+
+	private final Encoding encoding;
+
+	private final double charsPerToken;
+
+	private TokenEstimator(String spec, Encoding encoding, double charsPerToken) {
+		this.spec = spec;
+		this.encoding = encoding;
+		this.charsPerToken = charsPerToken;
+	}
+
+	/**
+	 * Returns the estimator a tokenizer setting names.
+	 * @param spec {@code o200k_base}, {@code cl100k_base} or {@code chars:N}
+	 * @return the estimator
+	 * @throws IllegalArgumentException if the setting names no estimator
+	 */
+	public static TokenEstimator of(String spec) {
+		String value = spec.trim().toLowerCase(Locale.ROOT);
+		if (value.equals("o200k_base")) {
+			return new TokenEstimator(value, Registry.INSTANCE.getEncoding(EncodingType.O200K_BASE), 0);
+		}
+		if (value.equals("cl100k_base")) {
+			return new TokenEstimator(value, Registry.INSTANCE.getEncoding(EncodingType.CL100K_BASE), 0);
+		}
+		if (value.startsWith("chars:")) {
+			double chars;
+			try {
+				chars = Double.parseDouble(value.substring("chars:".length()));
+			}
+			catch (NumberFormatException ex) {
+				chars = -1;
+			}
+			if (chars > 0 && Double.isFinite(chars)) {
+				return new TokenEstimator(value, null, chars);
+			}
+		}
+		throw new IllegalArgumentException("Unknown tokenizer '" + spec + "'");
+	}
+
+	/**
+	 * Returns the tokenizer setting this estimator was made from.
+	 * @return the setting
+	 */
+	public String spec() {
+		return this.spec;
+	}
+
+	/**
+	 * Counts the tokens of a text.
+	 * @param text the text
+	 * @return the tokens
+	 */
+	public long count(String text) {
+		if (text == null || text.isEmpty()) {
+			return 0;
+		}
+		if (this.encoding != null) {
+			return this.encoding.countTokensOrdinary(text);
+		}
+		return (long) Math.ceil(text.length() / this.charsPerToken);
+	}
+
+	/**
+	 * Estimates a call's input tokens.
+	 * @param text the input text
+	 * @param structure tool and schema definitions
+	 * @param messages the number of messages
+	 * @return the estimate
+	 */
+	public long estimate(String text, String structure, int messages) {
+		return count(text) + count(structure) + (long) PER_MESSAGE * messages + PER_CALL;
+	}
+
+	/**
+	 * Returns the tokens a stream of the given characters of output carries, by this
+	 * estimator's measure of text, for an answer whose usage never arrived.
+	 * @param chars the characters of output seen
+	 * @return the estimated output tokens
+	 */
+	public long outputTokens(long chars) {
+		return (long) Math.ceil(chars / ((this.encoding != null) ? 4.0 : this.charsPerToken));
+	}
+
+	private static final class Registry {
+
+		// Loaded on first use: the encodings' tables take a moment and some memory.
+		static final EncodingRegistry INSTANCE = Encodings.newLazyEncodingRegistry();
+
+	}
+
+}

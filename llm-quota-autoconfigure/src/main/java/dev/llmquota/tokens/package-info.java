@@ -1,0 +1,4 @@
+/**
+ * Input token estimators: BPE encodings and a characters-per-token heuristic.
+ */
+package dev.llmquota.tokens;

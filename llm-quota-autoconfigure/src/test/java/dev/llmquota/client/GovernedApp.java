@@ -1,0 +1,61 @@
+package dev.llmquota.client;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.llmquota.core.QuotaEngine;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.reactive.function.client.WebClient;
+
+/**
+ * A Spring Boot application with nothing but auto-configuration and properties, as a user
+ * of the starter has it.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableAutoConfiguration
+public class GovernedApp implements AutoCloseable {
+
+	private final ConfigurableApplicationContext context;
+
+	private GovernedApp(ConfigurableApplicationContext context) {
+		this.context = context;
+	}
+
+	/**
+	 * Starts the application with the given properties.
+	 * @param properties {@code name=value} pairs
+	 * @return the running application
+	 */
+	public static GovernedApp start(String... properties) {
+		List<String> all = new ArrayList<>(List.of(properties));
+		all.add("spring.main.banner-mode=off");
+		SpringApplication application = new SpringApplicationBuilder(GovernedApp.class).web(WebApplicationType.NONE)
+			.properties(all.toArray(String[]::new))
+			.build();
+		return new GovernedApp(application.run());
+	}
+
+	public WebClient webClient() {
+		return this.context.getBean(WebClient.Builder.class).build();
+	}
+
+	public QuotaEngine engine() {
+		return this.context.getBean(QuotaEngine.class);
+	}
+
+	public ConfigurableApplicationContext context() {
+		return this.context;
+	}
+
+	@Override
+	public void close() {
+		this.context.close();
+	}
+
+}

@@ -1,0 +1,58 @@
+package dev.llmquota.client;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.netty.buffer.ByteBuf;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+/**
+ * A loopback HTTP server that answers every POST with a fixed status, headers and body,
+ * and keeps the bytes of each request it received.
+ */
+final class LoopbackServer implements AutoCloseable {
+
+	private final DisposableServer server;
+
+	private final List<byte[]> requests = new CopyOnWriteArrayList<>();
+
+	LoopbackServer(int status, Map<String, String> headers, String body) {
+		byte[] answer = body.getBytes(StandardCharsets.UTF_8);
+		this.server = HttpServer.create()
+			.host("127.0.0.1")
+			.port(0)
+			.handle((request, response) -> request.receive()
+				.aggregate()
+				.asByteArray()
+				.defaultIfEmpty(new byte[0])
+				.flatMap((bytes) -> {
+					this.requests.add(bytes);
+					response.status(status);
+					headers.forEach(response::header);
+					return response.sendByteArray(Mono.just(answer)).then();
+				}))
+			.bindNow();
+	}
+
+	String baseUrl() {
+		return "http://127.0.0.1:" + this.server.port();
+	}
+
+	List<byte[]> requests() {
+		return this.requests;
+	}
+
+	static String text(ByteBuf buf) {
+		return buf.toString(StandardCharsets.UTF_8);
+	}
+
+	@Override
+	public void close() {
+		this.server.disposeNow();
+	}
+
+}

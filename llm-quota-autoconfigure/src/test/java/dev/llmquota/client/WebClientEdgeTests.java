@@ -1,0 +1,233 @@
+package dev.llmquota.client;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.llmquota.LlmQuota;
+import dev.llmquota.QuotaEngineClosedException;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Priority;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.test.simulator.Fault;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What a governed call must survive: bytes that must not change, bodies nobody reads,
+ * shutdown, and bad input of every kind.
+ */
+class WebClientEdgeTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(10);
+
+	private static final String SSE = """
+			data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"}}],"usage":null}
+
+			data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"lo"}}],"usage":null}
+
+			data: {"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":2,"total_tokens":14}}
+
+			data: [DONE]
+
+			""";
+
+	@Test
+	void theRequestIsSentAndTheAnswerReceivedByteForByte() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "text/event-stream"), SSE);
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.models.gpt-4o.tokens-per-minute=100000")) {
+			Map<String, Object> body = new LinkedHashMap<>();
+			body.put("model", "gpt-4o");
+			body.put("stream", true);
+			body.put("max_tokens", 500);
+			body.put("messages", List.of(Map.of("role", "user", "content", "Grüße, \"quoted\" ✓")));
+			byte[] received = DataBufferUtils
+				.join(app.webClient()
+					.post()
+					.uri(server.baseUrl() + "/v1/chat/completions")
+					.contentType(MediaType.APPLICATION_JSON)
+					.bodyValue(body)
+					.retrieve()
+					.bodyToFlux(DataBuffer.class))
+				.map((buffer) -> {
+					byte[] bytes = new byte[buffer.readableByteCount()];
+					buffer.read(bytes);
+					DataBufferUtils.release(buffer);
+					return bytes;
+				})
+				.block(PATIENCE);
+			assertThat(new String(received, StandardCharsets.UTF_8)).isEqualTo(SSE);
+			assertThat(server.requests()).singleElement()
+				.satisfies((sent) -> assertThat(sent).isEqualTo(JsonMapper.shared().writeValueAsBytes(body)));
+			await().atMost(PATIENCE)
+				.until(() -> app.engine().inFlight(app.engine().pool("p", "gpt-4o").account()) == 0);
+			long remaining = app.engine()
+				.snapshot(app.engine().pool("p", "gpt-4o"))
+				.bucket(BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE)
+				.remaining();
+			// 2 s of 80,000 a minute, less the 12 + 2 tokens the stream reported
+			assertThat(remaining).isBetween(2_666L - 14, 2_666L);
+		}
+	}
+
+	@Test
+	void aBodyThatIsNotJsonIsSentUnchangedAndEstimatedByItsLength() {
+		try (LoopbackServer server = new LoopbackServer(400, Map.of("content-type", "application/json"),
+				"{\"error\":{\"message\":\"bad\"}}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl())) {
+			String answer = app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue("this is { not json")
+				.exchangeToMono((response) -> response.bodyToMono(String.class))
+				.block(PATIENCE);
+			assertThat(answer).isEqualTo("{\"error\":{\"message\":\"bad\"}}");
+			assertThat(new String(server.requests().get(0), StandardCharsets.UTF_8)).isEqualTo("this is { not json");
+			assertThat(app.engine().pools()).extracting((pool) -> pool.model()).contains("unknown");
+		}
+	}
+
+	@Test
+	void addsStreamUsageOnlyWhenAskedTo() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "text/event-stream"), SSE);
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.add-stream-usage=true")) {
+			Map<String, Object> body = Map.of("model", "gpt-4o", "stream", true, "messages",
+					List.of(Map.of("role", "user", "content", "Hi")));
+			app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.bodyValue(body)
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE);
+			JsonNode sent = JsonMapper.shared().readTree(server.requests().get(0));
+			assertThat(sent.path("stream_options").path("include_usage").asBoolean()).isTrue();
+		}
+	}
+
+	@Test
+	void aBodyNobodyReadsGivesItsSlotsBackAfterTheLeaseTimeout() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
+				"{\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1}}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.lease-timeout=1s", "llm.quota.providers.p.models.m.concurrent-requests=5")) {
+			app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.bodyValue(Map.of("model", "m"))
+				.retrieve()
+				.toEntityFlux(DataBuffer.class)
+				.block(PATIENCE);
+			assertThat(app.engine().inFlight(app.engine().pool("p", "m").account())).isEqualTo(1);
+			await().atMost(PATIENCE).until(() -> app.engine().inFlight(app.engine().pool("p", "m").account()) == 0);
+		}
+	}
+
+	@Test
+	void closingTheApplicationFailsWaitingCallsAndReleasesEverySlot() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"), "{}")) {
+			GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+					"llm.quota.providers.p.models.m.requests-per-minute=1", "llm.quota.max-wait=1m");
+			WebClient client = app.webClient();
+			Mono<String> call = client.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.bodyValue(Map.of("model", "m"))
+				.retrieve()
+				.bodyToMono(String.class);
+			call.block(PATIENCE);
+			var waiting = call.toFuture();
+			QuotaEngine engine = app.engine();
+			await().atMost(PATIENCE).until(() -> engine.waiting(engine.pool("p", "m").account()) == 1);
+			app.close();
+			assertThatException().isThrownBy(waiting::join).withCauseInstanceOf(QuotaEngineClosedException.class);
+			assertThat(engine.inFlight(engine.pool("p", "m").account())).isZero();
+		}
+	}
+
+	@Test
+	void attributesChooseTheModelProviderPriorityAndWait() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"), "{}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.a.base-url=" + server.baseUrl(),
+						"llm.quota.providers.b.base-url=http://127.0.0.1:1",
+						"llm.quota.providers.b.models.reports.requests-per-minute=600")) {
+			app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.attribute(LlmQuota.PROVIDER, "b")
+				.attribute(LlmQuota.MODEL, "reports")
+				.attribute(LlmQuota.PRIORITY, Priority.BATCH)
+				.attribute(LlmQuota.MAX_WAIT, Duration.ofSeconds(1))
+				.bodyValue(Map.of("model", "gpt-4o"))
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE);
+			assertThat(app.engine()
+				.snapshot(app.engine().pool("b", "reports"))
+				.bucket(BucketSpec.Scope.POOL, Dimension.REQUESTS_PER_MINUTE)
+				.remaining()).isEqualTo(15);
+		}
+	}
+
+	@Test
+	void aMatchHeaderTellsAccountsBehindOneUrlApart() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"), "{}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.team-a.base-url=" + server.baseUrl(),
+						"llm.quota.providers.team-a.match-header.name=OpenAI-Project",
+						"llm.quota.providers.team-a.match-header.value=proj_a",
+						"llm.quota.providers.team-a.models.m.requests-per-minute=600",
+						"llm.quota.providers.team-b.base-url=" + server.baseUrl(),
+						"llm.quota.providers.team-b.models.m.requests-per-minute=600")) {
+			for (String project : List.of("proj_a", "proj_b")) {
+				app.webClient()
+					.post()
+					.uri(server.baseUrl() + "/v1/chat/completions")
+					.header("OpenAI-Project", project)
+					.bodyValue(Map.of("model", "m"))
+					.retrieve()
+					.bodyToMono(String.class)
+					.block(PATIENCE);
+			}
+			assertThat(remainingRequests(app, "team-a")).isEqualTo(15);
+			assertThat(remainingRequests(app, "team-b")).isEqualTo(15);
+		}
+	}
+
+	@Test
+	void garbageHeadersAndATruncatedStreamLeaveTheCallGoingAndTheBooksWhole() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI,
+				(sim) -> sim.latency((latency) -> latency.perOutputToken(Duration.ofMillis(5)).fixedOutputTokens(40)),
+				"models.test-model.tokens-per-minute=600000", "models.test-model.concurrent-requests=2")) {
+			provider.simulator.faults().next(Fault.GARBAGE_HEADERS);
+			assertThat(provider.send(100, "Hello.").block(PATIENCE)).contains("usage");
+			provider.simulator.faults().next(Fault.DROP_MID_STREAM);
+			assertThatException().isThrownBy(() -> provider.stream(100, "Hello.").collectList().block(PATIENCE));
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(provider.stream(100, "Again.").collectList().block(PATIENCE)).isNotEmpty();
+		}
+	}
+
+	private static long remainingRequests(GovernedApp app, String provider) {
+		return app.engine()
+			.snapshot(app.engine().pool(provider, "m"))
+			.bucket(BucketSpec.Scope.POOL, Dimension.REQUESTS_PER_MINUTE)
+			.remaining();
+	}
+
+}

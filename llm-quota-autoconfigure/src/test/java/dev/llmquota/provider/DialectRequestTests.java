@@ -1,0 +1,123 @@
+package dev.llmquota.provider;
+
+import java.net.URI;
+
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Where each dialect's calls name their model, output ceiling and input.
+ */
+class DialectRequestTests {
+
+	private static JsonNode json(String text) {
+		return JsonMapper.shared().readTree(text);
+	}
+
+	@Test
+	void openAiTakesTheLargerOfMaxTokensAndMaxCompletionTokens() {
+		Dialect openai = Dialect.of(DialectId.OPENAI);
+		JsonNode body = json(
+				"""
+						{"model":"gpt-4o","max_tokens":100,"max_completion_tokens":800,"stream":true,
+						 "messages":[{"role":"system","content":"Be brief."},
+						             {"role":"user","content":[{"type":"text","text":"Summarise this."},
+						                                       {"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}],
+						 "tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}]}""");
+		URI uri = URI.create("https://api.openai.com/v1/chat/completions");
+		assertThat(openai.model(uri, body)).isEqualTo("gpt-4o");
+		assertThat(openai.outputCeiling(body)).isEqualTo(800);
+		assertThat(openai.streaming(uri, body)).isTrue();
+		InputText input = openai.inputText(body);
+		assertThat(input.text()).contains("Be brief.").contains("Summarise this.").doesNotContain("base64");
+		assertThat(input.messages()).isEqualTo(2);
+		assertThat(input.structure()).contains("lookup");
+	}
+
+	@Test
+	void openAiResponsesApiReadsMaxOutputTokensAndInput() {
+		Dialect openai = Dialect.of(DialectId.OPENAI);
+		JsonNode body = json("""
+				{"model":"gpt-5","max_output_tokens":2000,"instructions":"Be kind.","input":"Hello there"}""");
+		assertThat(openai.outputCeiling(body)).isEqualTo(2000);
+		assertThat(openai.inputText(body).text()).contains("Be kind.").contains("Hello there");
+	}
+
+	@Test
+	void azureNamesTheDeploymentInThePath() {
+		Dialect azure = Dialect.of(DialectId.AZURE_OPENAI);
+		URI uri = URI.create(
+				"https://contoso-eus2.openai.azure.com/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21");
+		assertThat(azure.model(uri, json("{\"max_tokens\":800,\"messages\":[]}"))).isEqualTo("gpt-4o-prod");
+		assertThat(azure.outputCeiling(json("{\"max_tokens\":800}"))).isEqualTo(800);
+	}
+
+	@Test
+	void bedrockNamesTheModelInThePathDecodedOnce() {
+		Dialect bedrock = Dialect.of(DialectId.BEDROCK);
+		URI profile = URI.create(
+				"https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse");
+		URI arn = URI.create(
+				"https://bedrock-runtime.us-east-1.amazonaws.com/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123%3Ainference-profile%2Fus.meta.llama3/converse-stream");
+		JsonNode body = json("""
+				{"messages":[{"role":"user","content":[{"text":"Hi"}]}],"system":[{"text":"Short."}],
+				 "inferenceConfig":{"maxTokens":512}}""");
+		assertThat(bedrock.model(profile, body)).isEqualTo("us.anthropic.claude-sonnet-4-5-20250929-v1:0");
+		assertThat(bedrock.model(arn, body))
+			.isEqualTo("arn:aws:bedrock:us-east-1:123:inference-profile/us.meta.llama3");
+		assertThat(bedrock.outputCeiling(body)).isEqualTo(512);
+		assertThat(bedrock.streaming(profile, body)).isFalse();
+		assertThat(bedrock.streaming(arn, body)).isTrue();
+		assertThat(bedrock.framing(true)).isEqualTo(Framing.OPAQUE);
+		assertThat(bedrock.inputText(body).text()).contains("Hi").contains("Short.");
+	}
+
+	@Test
+	void geminiNamesTheModelBeforeTheMethod() {
+		Dialect gemini = Dialect.of(DialectId.GEMINI);
+		URI uri = URI.create(
+				"https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
+		URI vertex = URI.create(
+				"https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent");
+		JsonNode body = json(
+				"""
+						{"contents":[{"role":"user","parts":[{"text":"Hello"},{"inlineData":{"mimeType":"image/png","data":"AAAA"}}]}],
+						 "systemInstruction":{"parts":[{"text":"Be terse."}]},"generationConfig":{"maxOutputTokens":1024}}""");
+		assertThat(gemini.model(uri, body)).isEqualTo("gemini-2.5-flash");
+		assertThat(gemini.model(vertex, body)).isEqualTo("gemini-2.5-pro");
+		assertThat(gemini.streaming(uri, body)).isTrue();
+		assertThat(gemini.streaming(vertex, body)).isFalse();
+		assertThat(gemini.outputCeiling(body)).isEqualTo(1024);
+		assertThat(gemini.inputText(body).text()).contains("Hello").contains("Be terse.").doesNotContain("AAAA");
+	}
+
+	@Test
+	void ollamaStreamsByDefaultAndTreatsNegativeNumPredictAsNoCeiling() {
+		Dialect ollama = Dialect.of(DialectId.OLLAMA);
+		URI uri = URI.create("http://localhost:11434/api/chat");
+		assertThat(ollama.streaming(uri, json("{\"model\":\"llama3\"}"))).isTrue();
+		assertThat(ollama.streaming(uri, json("{\"model\":\"llama3\",\"stream\":false}"))).isFalse();
+		assertThat(ollama.framing(true)).isEqualTo(Framing.NDJSON);
+		assertThat(ollama.outputCeiling(json("{\"options\":{\"num_predict\":256}}"))).isEqualTo(256);
+		assertThat(ollama.outputCeiling(json("{\"options\":{\"num_predict\":-1}}"))).isNull();
+	}
+
+	@Test
+	void anthropicCountsSystemMessagesAndTools() {
+		Dialect anthropic = Dialect.of(DialectId.ANTHROPIC);
+		JsonNode body = json("""
+				{"model":"claude-sonnet-4-5","max_tokens":1024,"system":"You are terse.",
+				 "messages":[{"role":"user","content":[{"type":"text","text":"Hi"},
+				   {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}],
+				 "tools":[{"name":"get_weather","input_schema":{"type":"object"}}]}""");
+		assertThat(anthropic.outputCeiling(body)).isEqualTo(1024);
+		InputText input = anthropic.inputText(body);
+		assertThat(input.text()).contains("You are terse.").contains("Hi").doesNotContain("AAAA");
+		assertThat(input.messages()).isEqualTo(2);
+		assertThat(input.structure()).contains("get_weather");
+	}
+
+}

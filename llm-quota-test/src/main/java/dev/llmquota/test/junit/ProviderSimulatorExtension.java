@@ -17,8 +17,9 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *
  * <p>
  * Registered on a static field, or through {@code @ExtendWith} (default configuration: no
- * limits), it starts once per class and is {@link ProviderSimulator#reset() reset} before
- * each test; on an instance field it starts fresh for each test.
+ * limits), it starts once for the declaring class, is shared with its {@code @Nested}
+ * classes and is {@link ProviderSimulator#reset() reset} before each test; on an instance
+ * field it starts fresh for each test.
  *
  * <pre>
  * &#64;RegisterExtension
@@ -29,11 +30,12 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 public class ProviderSimulatorExtension
 		implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback, ParameterResolver {
 
+	private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace
+		.create(ProviderSimulatorExtension.class);
+
 	private final Supplier<ProviderSimulator> factory;
 
-	private ProviderSimulator simulator;
-
-	private boolean perClass;
+	private volatile ProviderSimulator simulator;
 
 	/**
 	 * An extension whose simulator has the default configuration.
@@ -56,10 +58,11 @@ public class ProviderSimulatorExtension
 	 * @throws IllegalStateException outside a test
 	 */
 	public ProviderSimulator simulator() {
-		if (this.simulator == null) {
+		ProviderSimulator running = this.simulator;
+		if (running == null) {
 			throw new IllegalStateException("The provider simulator runs only while tests run");
 		}
-		return this.simulator;
+		return running;
 	}
 
 	/**
@@ -72,36 +75,52 @@ public class ProviderSimulatorExtension
 
 	@Override
 	public void beforeAll(ExtensionContext context) {
-		this.simulator = this.factory.get();
-		this.perClass = true;
+		startUnlessRunning(context);
 	}
 
 	@Override
 	public void afterAll(ExtensionContext context) {
-		stop();
+		stopIfStartedBy(context);
 	}
 
 	@Override
 	public void beforeEach(ExtensionContext context) {
-		if (this.perClass) {
-			this.simulator.reset();
+		Running running = running(context);
+		if (running != null) {
+			running.simulator().reset();
 		}
 		else {
-			this.simulator = this.factory.get();
+			startUnlessRunning(context);
 		}
 	}
 
 	@Override
 	public void afterEach(ExtensionContext context) {
-		if (!this.perClass) {
-			stop();
+		stopIfStartedBy(context);
+	}
+
+	/**
+	 * The simulator of this extension started by this context or an enclosing one; the
+	 * store looks through the enclosing contexts.
+	 */
+	private Running running(ExtensionContext context) {
+		return context.getStore(NAMESPACE).get(this, Running.class);
+	}
+
+	private void startUnlessRunning(ExtensionContext context) {
+		if (running(context) == null) {
+			ProviderSimulator started = this.factory.get();
+			context.getStore(NAMESPACE).put(this, new Running(started, context.getUniqueId()));
+			this.simulator = started;
 		}
 	}
 
-	private void stop() {
-		if (this.simulator != null) {
-			this.simulator.close();
+	private void stopIfStartedBy(ExtensionContext context) {
+		Running running = running(context);
+		if (running != null && running.owner().equals(context.getUniqueId())) {
+			context.getStore(NAMESPACE).remove(this);
 			this.simulator = null;
+			running.simulator().close();
 		}
 	}
 
@@ -112,7 +131,15 @@ public class ProviderSimulatorExtension
 
 	@Override
 	public Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
-		return simulator();
+		Running running = running(extensionContext);
+		return (running != null) ? running.simulator() : simulator();
+	}
+
+	/**
+	 * A started simulator and the unique id of the context that started it, the only one
+	 * that stops it.
+	 */
+	private record Running(ProviderSimulator simulator, String owner) {
 	}
 
 }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.llmquota.test.simulator.RequestRecord.Outcome;
 import dev.llmquota.test.simulator.clock.SimClock;
@@ -30,12 +31,16 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Serves one HTTP exchange: route to a dialect, read, admit on the books, then answer,
  * refuse or fail, and log the outcome.
  */
 final class CallHandler {
+
+	/** Generated answers are at most this long, whatever their ceiling. */
+	private static final int MAX_OUTPUT_TOKENS = 32_768;
 
 	private static final int MAX_DELTA_FRAMES = 16;
 
@@ -52,7 +57,13 @@ final class CallHandler {
 		Map<String, String> query = new LinkedHashMap<>();
 		uri.parameters().forEach((name, values) -> query.put(name, values.isEmpty() ? "" : values.get(0)));
 		for (Dialect dialect : this.state.dialects()) {
-			Route route = dialect.route(uri.path(), query);
+			Route route;
+			try {
+				route = dialect.route(uri.rawPath(), query);
+			}
+			catch (BadRequestException ex) {
+				return send(response, dialect.badRequest(ex.getMessage(), "-"));
+			}
 			if (route != null) {
 				if (!HttpMethod.POST.equals(request.method())) {
 					return send(response, dialect.badRequest("Only POST is served on " + uri.path(), "-"));
@@ -64,9 +75,10 @@ final class CallHandler {
 					.flatMap((body) -> serve(dialect, route, body, arrival, response));
 			}
 		}
-		response.status(404);
-		return send(response, Reply.json(404, Map.of(), "{\"error\":{\"message\":\"No simulated provider serves "
-				+ request.method() + " " + uri.path().replace("\"", "") + "\"}}"));
+		ObjectNode notFound = Json.object();
+		notFound.putObject("error")
+			.put("message", "No simulated provider serves " + request.method() + " " + uri.path());
+		return send(response, Reply.json(404, Map.of(), Json.write(notFound)));
 	}
 
 	private Mono<Void> serve(Dialect dialect, Route route, byte[] body, Arrival arrival, HttpServerResponse response) {
@@ -100,41 +112,47 @@ final class CallHandler {
 		}
 		OutputPolicy policy = this.state.outputPolicy(dialect);
 		QuotaBook book = this.state.book();
-		Admission admission = book.admit(call.model(), call.inputTokens(), call.maxTokens(), policy,
-				this.state.enforce());
+		Mono<Answer> admitted = Mono.fromSupplier(() -> new Answer(dialect, call, requestId, arrival, fault,
+				book.admit(call.model(), call.inputTokens(), call.maxTokens(), policy, this.state.enforce())));
+		// complete, error or cancel: every path after admission settles and releases
+		return Mono.usingWhen(admitted, (answer) -> respond(answer, now, response), this::finishing,
+				(answer, error) -> finishing(answer), this::finishing);
+	}
+
+	private Mono<Void> respond(Answer answer, Instant now, HttpServerResponse response) {
+		Dialect dialect = answer.dialect;
+		CallRequest call = answer.call;
+		Admission admission = answer.admission;
 		if (!admission.admitted()) {
-			Reply reply = dialect.refusal(call, admission.violation(), admission.states(), requestId, now);
-			log(arrival, dialect, call, admission.maxTokens(), 0, reply.status(), Outcome.REFUSED, true,
-					admission.violation().dimension(), fault);
-			return send(response, withFault(reply, dialect, fault));
+			Reply reply = dialect.refusal(call, admission.violation(), admission.states(), answer.requestId, now);
+			log(answer.arrival, dialect, call, admission.maxTokens(), 0, reply.status(), Outcome.REFUSED, true,
+					admission.violation().dimension(), answer.fault);
+			return send(response, withFault(reply, dialect, answer.fault));
 		}
 		Map<String, String> headers = new LinkedHashMap<>(
-				dialect.successHeaders(call, requestId, admission.states(), now));
-		if (fault == Fault.GARBAGE_HEADERS) {
+				dialect.successHeaders(call, answer.requestId, admission.states(), now));
+		if (answer.fault == Fault.GARBAGE_HEADERS) {
 			headers.putAll(dialect.garbageHeaders());
 		}
-		Answer answer = new Answer(dialect, call, admission, arrival, fault,
-				completion(dialect, call, admission, requestId, arrival));
-		Mono<Void> delay = (fault == Fault.DELAY_HEADERS)
+		answer.completion = completion(answer);
+		Mono<Void> delay = (answer.fault == Fault.DELAY_HEADERS)
 				? this.state.clock()
 					.awaitNanos(this.state.clock().nanoTime() + this.state.faults().headerDelay().toNanos())
 				: Mono.empty();
-		Mono<Void> exchange = delay.then(
+		return delay.then(
 				Mono.defer(() -> call.stream() ? stream(answer, headers, response) : whole(answer, headers, response)));
-		return exchange.doFinally((signal) -> finish(answer));
 	}
 
-	private Completion completion(Dialect dialect, CallRequest call, Admission admission, String requestId,
-			Arrival arrival) {
+	private Completion completion(Answer answer) {
 		LatencyModel latency = this.state.latency();
-		long output = latency.outputTokens(admission.maxTokens());
-		List<String> tokens = new ArrayList<>();
+		int output = (int) Math.min(MAX_OUTPUT_TOKENS, latency.outputTokens(answer.admission.maxTokens()));
+		List<String> tokens = new ArrayList<>(output);
 		for (int i = 0; i < output; i++) {
 			tokens.add(SimulatedText.token(i));
 		}
 		long millis = latency.timeToFirstToken().plus(latency.perOutputToken().multipliedBy(output)).toMillis();
-		return new Completion(requestId, dialect.newMessageId(), call.model(), arrival.wall().getEpochSecond(),
-				call.inputTokens(), output, List.copyOf(tokens), millis);
+		return new Completion(answer.requestId, answer.dialect.newMessageId(), answer.call.model(),
+				answer.arrival.wall().getEpochSecond(), answer.call.inputTokens(), output, List.copyOf(tokens), millis);
 	}
 
 	private Mono<Void> whole(Answer answer, Map<String, String> headers, HttpServerResponse response) {
@@ -142,13 +160,25 @@ final class CallHandler {
 		long done = answer.arrival.nanos() + latency.timeToFirstToken().toNanos()
 				+ latency.perOutputToken().toNanos() * answer.completion.outputTokens();
 		return this.state.clock().awaitNanos(done).then(Mono.defer(() -> {
-			if (answer.fault == Fault.DROP_MID_STREAM) {
-				return Mono.error(new SimulatedDisconnect());
-			}
+			// the answer was generated in full before it is sent, dropped or not
 			answer.sent = answer.completion.outputTokens();
 			Reply reply = Reply.json(200, headers, answer.dialect.completionBody(answer.call, answer.completion));
+			if (answer.fault == Fault.DROP_MID_STREAM) {
+				return sendHalfAndDrop(response, reply);
+			}
+			settleBeforeTheLastByte(answer);
 			return send(response, reply).doOnSuccess((ignored) -> answer.complete = true);
 		}));
+	}
+
+	/**
+	 * Frees the call's slot and refund as its last frame goes out, so a client that read
+	 * the whole answer and calls again at once finds them free.
+	 */
+	private void settleBeforeTheLastByte(Answer answer) {
+		QuotaBook book = this.state.book();
+		book.settle(answer.admission, answer.sent);
+		book.release(answer.admission);
 	}
 
 	private Mono<Void> stream(Answer answer, Map<String, String> headers, HttpServerResponse response) {
@@ -174,6 +204,7 @@ final class CallHandler {
 		answer.dialect.streamTail(answer.call, answer.completion)
 			.forEach((text) -> frames.add(new Frame(last, text, 0)));
 		int dropAfter = (answer.fault == Fault.DROP_MID_STREAM) ? frames.size() / 2 : Integer.MAX_VALUE;
+		int lastIndex = frames.size() - 1;
 		SimClock clock = this.state.clock();
 		Flux<ByteBuf> body = Flux.range(0, frames.size()).concatMap((index) -> {
 			if (index >= dropAfter) {
@@ -185,6 +216,9 @@ final class CallHandler {
 					answer.sent += frame.tokens();
 					this.state.book().chargeProduced(answer.admission, frame.tokens());
 				}
+				if (index == lastIndex) {
+					settleBeforeTheLastByte(answer);
+				}
 				return Unpooled.wrappedBuffer(frame.text().getBytes(StandardCharsets.UTF_8));
 			}));
 		}, 1);
@@ -193,10 +227,22 @@ final class CallHandler {
 		});
 	}
 
+	private Mono<Void> finishing(Answer answer) {
+		return Mono.fromRunnable(() -> finish(answer));
+	}
+
 	private void finish(Answer answer) {
+		if (!answer.admission.admitted() || !answer.finished.compareAndSet(false, true)) {
+			return;
+		}
 		QuotaBook book = this.state.book();
+		boolean current = book.current(answer.admission);
 		book.settle(answer.admission, answer.sent);
 		book.release(answer.admission);
+		if (!current) {
+			// a call from before a reset belongs to neither the new books nor the new log
+			return;
+		}
 		Outcome outcome = answer.complete ? Outcome.COMPLETED : Outcome.DROPPED;
 		log(answer.arrival, answer.dialect, answer.call, answer.admission.maxTokens(), answer.sent,
 				answer.complete ? 200 : 0, outcome, answer.admission.overLimit(),
@@ -229,11 +275,27 @@ final class CallHandler {
 	}
 
 	private static Mono<Void> send(HttpServerResponse response, Reply reply) {
+		byte[] bytes = head(response, reply);
+		return response.sendByteArray(Mono.just(bytes)).then();
+	}
+
+	/**
+	 * Sends the status, the headers with the full length and half the body, then drops
+	 * the connection: the client sees a truncated body, not an error status.
+	 */
+	private static Mono<Void> sendHalfAndDrop(HttpServerResponse response, Reply reply) {
+		byte[] bytes = head(response, reply);
+		Flux<ByteBuf> body = Flux.concat(Mono.just(Unpooled.wrappedBuffer(bytes, 0, bytes.length / 2)),
+				Mono.error(new SimulatedDisconnect()));
+		return response.send(body, (buffer) -> true).then();
+	}
+
+	private static byte[] head(HttpServerResponse response, Reply reply) {
 		byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
 		response.status(reply.status());
 		reply.headers().forEach(response::header);
 		response.header("content-length", Integer.toString(bytes.length));
-		return response.sendByteArray(Mono.just(bytes)).then();
+		return bytes;
 	}
 
 	private record Arrival(Instant wall, long nanos) {
@@ -251,26 +313,29 @@ final class CallHandler {
 
 		final CallRequest call;
 
-		final Admission admission;
+		final String requestId;
 
 		final Arrival arrival;
 
 		final Fault fault;
 
-		final Completion completion;
+		final Admission admission;
+
+		final AtomicBoolean finished = new AtomicBoolean();
+
+		volatile Completion completion;
 
 		volatile long sent;
 
 		volatile boolean complete;
 
-		Answer(Dialect dialect, CallRequest call, Admission admission, Arrival arrival, Fault fault,
-				Completion completion) {
+		Answer(Dialect dialect, CallRequest call, String requestId, Arrival arrival, Fault fault, Admission admission) {
 			this.dialect = dialect;
 			this.call = call;
-			this.admission = admission;
+			this.requestId = requestId;
 			this.arrival = arrival;
 			this.fault = fault;
-			this.completion = completion;
+			this.admission = admission;
 		}
 
 	}

@@ -125,7 +125,8 @@ public final class ProviderSimulator implements AutoCloseable {
 
 	/**
 	 * Refills every meter, forgets the log, restores the configured faults and exhaustion
-	 * and restarts the seeded output lengths; for reuse between tests.
+	 * and restarts the seeded output lengths; for reuse between tests. Calls still in
+	 * flight finish, but no longer touch the new books nor the log.
 	 */
 	public void reset() {
 		this.state.book().reset();

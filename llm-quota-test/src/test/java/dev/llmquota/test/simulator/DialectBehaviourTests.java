@@ -88,6 +88,57 @@ class DialectBehaviourTests {
 	}
 
 	@ParameterizedTest
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Aapplication-inference-profile%2Fa1b2c3d4/converse | arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4
+					/model/arn:aws:bedrock:us-east-1::foundation-model%2Famazon.nova-lite-v1:0/converse                    | arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0
+					/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse                                         | us.anthropic.claude-sonnet-4-5-20250929-v1:0
+					/model/a+b%25c/converse                                                                                | a+b%c
+					/openai/deployments/100%25-gpt/chat/completions?api-version=2024-10-21                                 | 100%-gpt
+					""")
+	void decodesModelIdsInThePathExactlyOnce(String path, String model, ProviderSimulator simulator) {
+		String body = path.contains("converse") ? SimHttp.bedrock(100) : SimHttp.openAi("ignored", 100, false);
+		assertThat(SimHttp.post(simulator, path, body).statusCode()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(5)).until(() -> simulator.requestLog().size() == 1);
+		assertThat(simulator.requestLog().records().get(0).model()).isEqualTo(model);
+	}
+
+	@ParameterizedTest
+	@CsvSource({ "-1", "-2", "0" })
+	void treatsOllamasNonPositiveNumPredictAsNoCeiling(int numPredict, ProviderSimulator simulator) {
+		HttpResponse<String> response = SimHttp.post(simulator, "/api/chat",
+				SimHttp.ollama("llama3.2", numPredict, false));
+		assertThat(response.statusCode()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(5)).until(() -> simulator.requestLog().size() == 1);
+		assertThat(simulator.requestLog().records().get(0).maxTokens()).isEqualTo(4096);
+	}
+
+	@Test
+	void answersUnservedPathsWithAJson404(ProviderSimulator simulator) {
+		HttpResponse<String> response = SimHttp.post(simulator, "/v2/%22quoted%22%5Cslash", "{}");
+		assertThat(response.statusCode()).isEqualTo(404);
+		assertThat(response.headers().firstValue("content-type")).hasValue("application/json");
+		assertThat(SimHttp.json(response).at("/error/message").stringValue())
+			.isEqualTo("No simulated provider serves POST /v2/\"quoted\"\\slash");
+	}
+
+	@Test
+	void namesEveryAnthropicStreamEventAfterItsDataType(ProviderSimulator simulator) {
+		HttpResponse<String> response = SimHttp.post(simulator, "/v1/messages",
+				SimHttp.anthropic("claude-sonnet-4-5", 100, true));
+		List<String> events = List.of(response.body().split("\n\n"));
+		assertThat(events).hasSizeGreaterThan(6);
+		assertThat(events).allSatisfy((event) -> {
+			List<String> lines = event.lines().toList();
+			assertThat(lines).hasSize(2);
+			assertThat(lines.get(0)).startsWith("event: ");
+			assertThat(lines.get(1)).startsWith("data: ");
+			JsonNode data = Json.MAPPER.readTree(lines.get(1).substring(6));
+			assertThat(data.get("type").stringValue()).isEqualTo(lines.get(0).substring(7));
+		});
+	}
+
+	@ParameterizedTest
 	@CsvSource(delimiter = '|', textBlock = """
 			/v1/chat/completions                                      | /error/type    | invalid_request_error
 			/openai/deployments/gpt-4o/chat/completions               | /error/type    | invalid_request_error

@@ -1,8 +1,5 @@
 package dev.llmquota.test.simulator;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
@@ -13,6 +10,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 
+import dev.llmquota.test.fixtures.RecordedFixture;
 import dev.llmquota.test.simulator.clock.ManualSimClock;
 import dev.llmquota.test.simulator.dialect.Json;
 import org.junit.jupiter.api.AfterEach;
@@ -23,8 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The simulator's answers have the structure of the recorded fixtures: field names and
- * JSON types, header names and header value formats. The fixtures are copies of
- * {@code shared/fixtures} in {@code src/test/resources/fixtures}.
+ * JSON types, header names and header value formats. The fixtures are the copies of
+ * {@code shared/fixtures} this module ships, read through {@link RecordedFixture}.
  */
 class FixtureConformanceTests {
 
@@ -92,7 +90,7 @@ class FixtureConformanceTests {
 		HttpResponse<String> response = SimHttp.post(this.simulator, "/v1/chat/completions",
 				SimHttp.openAi("gpt-4o", 10, false));
 		assertConforms("openai-429-insufficient-quota.json", response, "openai-", "x-request-id");
-		assertThat(response.body()).isEqualTo(Json.write(fixture("openai-429-insufficient-quota.json").get("body")));
+		assertThat(response.body()).isEqualTo(RecordedFixture.load("openai-429-insufficient-quota.json").body());
 	}
 
 	@Test
@@ -101,9 +99,9 @@ class FixtureConformanceTests {
 			.model("gpt-4o-mini", (l) -> l.requestsPerMinute(5000).tokensPerMinute(4_000_000)));
 		HttpResponse<String> response = SimHttp.post(this.simulator, "/v1/chat/completions",
 				SimHttp.openAi("gpt-4o-mini", 256, true));
-		JsonNode fixture = fixture("openai-stream-usage.json");
+		RecordedFixture fixture = RecordedFixture.load("openai-stream-usage.json");
 		assertHeaders(fixture, response.headers(), "x-ratelimit-", "openai-", "x-request-id", "content-type");
-		List<String> expected = dataLines(fixture.get("body").stringValue());
+		List<String> expected = dataLines(fixture.body());
 		List<String> actual = dataLines(response.body());
 		assertThat(actual.get(actual.size() - 1)).isEqualTo("[DONE]");
 		assertSameShape(json(expected.get(0)), json(actual.get(0)));
@@ -168,9 +166,9 @@ class FixtureConformanceTests {
 					(l) -> l.requestsPerMinute(1000).inputTokensPerMinute(450_000).outputTokensPerMinute(90_000)));
 		HttpResponse<String> response = SimHttp.post(this.simulator, "/v1/messages",
 				SimHttp.anthropic("claude-sonnet-4-5", 1024, true));
-		JsonNode fixture = fixture("anthropic-stream-usage.json");
+		RecordedFixture fixture = RecordedFixture.load("anthropic-stream-usage.json");
 		assertHeaders(fixture, response.headers(), "anthropic-", "request-id", "content-type", "cache-control");
-		Map<String, JsonNode> expected = eventsByType(fixture.get("body").stringValue());
+		Map<String, JsonNode> expected = eventsByType(fixture.body());
 		Map<String, JsonNode> actual = eventsByType(response.body());
 		assertThat(actual.keySet()).containsExactlyInAnyOrderElementsOf(expected.keySet());
 		expected.forEach((type, event) -> assertSameShape(event, actual.get(type)));
@@ -186,7 +184,7 @@ class FixtureConformanceTests {
 		HttpResponse<String> response = SimHttp.post(this.simulator, path, SimHttp.bedrock(1024));
 		assertConforms("bedrock-429-throttling.json", response, "x-amzn-");
 		assertThat(response.headers().firstValue("x-amzn-ErrorType"))
-			.hasValue(fixture("bedrock-429-throttling.json").at("/headers/x-amzn-ErrorType").stringValue());
+			.hasValue(RecordedFixture.load("bedrock-429-throttling.json").headers().get("x-amzn-errortype"));
 	}
 
 	@Test
@@ -219,21 +217,19 @@ class FixtureConformanceTests {
 	}
 
 	private void assertConforms(String name, HttpResponse<String> response, String... headerPrefixes) {
-		JsonNode fixture = fixture(name);
-		assertThat(response.statusCode()).isEqualTo(fixture.get("status").asInt());
+		RecordedFixture fixture = RecordedFixture.load(name);
+		assertThat(response.statusCode()).isEqualTo(fixture.status());
 		List<String> prefixes = new ArrayList<>(List.of(headerPrefixes));
 		prefixes.add("content-type");
 		assertHeaders(fixture, response.headers(), prefixes.toArray(String[]::new));
-		assertSameShape(fixture.get("body"), SimHttp.json(response));
+		assertSameShape(json(fixture.body()), SimHttp.json(response));
 	}
 
 	/**
 	 * Every fixture header with one of the prefixes is present, in the same value format.
 	 */
-	private static void assertHeaders(JsonNode fixture, HttpHeaders actual, String... prefixes) {
-		Map<String, String> expected = new LinkedHashMap<>();
-		fixture.get("headers").forEachEntry((name, value) -> expected.put(name, value.stringValue()));
-		expected.forEach((name, value) -> {
+	private static void assertHeaders(RecordedFixture fixture, HttpHeaders actual, String... prefixes) {
+		fixture.headers().forEach((name, value) -> {
 			String lower = name.toLowerCase(java.util.Locale.ROOT);
 			if (List.of(prefixes).stream().noneMatch(lower::startsWith)) {
 				return;
@@ -320,16 +316,6 @@ class FixtureConformanceTests {
 
 	private static JsonNode json(String text) {
 		return Json.MAPPER.readTree(text);
-	}
-
-	static JsonNode fixture(String name) {
-		try (InputStream stream = FixtureConformanceTests.class.getResourceAsStream("/fixtures/" + name)) {
-			assertThat(stream).as("fixture %s on the test classpath", name).isNotNull();
-			return Json.MAPPER.readTree(stream);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
 	}
 
 }

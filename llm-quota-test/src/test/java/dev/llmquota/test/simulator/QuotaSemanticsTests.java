@@ -54,8 +54,8 @@ class QuotaSemanticsTests {
 			.contains("Please try again in 12s.");
 		assertThat(refused.headers().firstValue("x-ratelimit-remaining-requests")).hasValue("0");
 		assertThat(refused.headers().firstValue("x-ratelimit-reset-requests")).hasValue("1m0s");
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.simulator.requestLog().size() == 6);
 		assertThat(this.simulator.requestLog().refused()).hasSize(1);
-		assertThat(this.simulator.requestLog().records()).hasSize(6);
 	}
 
 	@Test
@@ -222,13 +222,98 @@ class QuotaSemanticsTests {
 	}
 
 	@Test
-	void sharedTeamLowersRemainingQuotaOverTime() {
+	void sharedTeamSpendingSlowerThanTheRefillLeavesAFullBucketFull() {
 		start(ProviderSimulator.builder()
 			.account((limits) -> limits.tokensPerMinute(60_000))
 			.sharedTeam("other-team-model", 0, 30_000));
 		assertThat(this.simulator.remaining(QuotaBook.ACCOUNT, Dimension.TOKENS_PER_MINUTE)).isEqualTo(60_000);
 		this.clock.advance(Duration.ofSeconds(10));
+		assertThat(this.simulator.remaining(QuotaBook.ACCOUNT, Dimension.TOKENS_PER_MINUTE)).isEqualTo(60_000);
+	}
+
+	@Test
+	void sharedTeamSpendingFasterThanTheRefillLowersRemainingQuotaOverTime() {
+		start(ProviderSimulator.builder()
+			.account((limits) -> limits.tokensPerMinute(60_000))
+			.sharedTeam("other-team-model", 0, 90_000));
+		this.clock.advance(Duration.ofSeconds(10));
 		assertThat(this.simulator.remaining(QuotaBook.ACCOUNT, Dimension.TOKENS_PER_MINUTE)).isEqualTo(55_000);
+	}
+
+	@Test
+	void callInFlightAcrossAResetDoesNotFreeTheSlotOfACallAdmittedAfterIt() {
+		start(ProviderSimulator.builder()
+			.model("gpt-4o", (limits) -> limits.concurrentRequests(1))
+			.latency((latency) -> latency.timeToFirstToken(Duration.ofSeconds(1)).fixedOutputTokens(5)));
+		HttpResponse<InputStream> before = SimHttp
+			.open(this.simulator, "/v1/chat/completions", SimHttp.openAi("gpt-4o", 100, true))
+			.join();
+		assertThat(before.statusCode()).isEqualTo(200);
+		this.clock.advance(Duration.ofMillis(500));
+		this.simulator.reset();
+		HttpResponse<InputStream> after = SimHttp
+			.open(this.simulator, "/v1/chat/completions", SimHttp.openAi("gpt-4o", 100, true))
+			.join();
+		assertThat(after.statusCode()).isEqualTo(200);
+		this.clock.advance(Duration.ofMillis(500));
+		assertThat(SimHttp.readAll(before)).endsWith("data: [DONE]\n\n");
+		assertThat(status("gpt-4o")).isEqualTo(429);
+		this.clock.advance(Duration.ofMillis(500));
+		assertThat(SimHttp.readAll(after)).endsWith("data: [DONE]\n\n");
+		HttpResponse<InputStream> third = SimHttp
+			.open(this.simulator, "/v1/chat/completions", SimHttp.openAi("gpt-4o", 100, true))
+			.join();
+		assertThat(third.statusCode()).isEqualTo(200);
+		this.clock.advance(Duration.ofSeconds(1));
+		SimHttp.readAll(third);
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.simulator.requestLog().size() == 3);
+		assertThat(this.simulator.requestLog().records())
+			.allSatisfy((record) -> assertThat(record.arrivalNanos()).isGreaterThanOrEqualTo(500_000_000L));
+	}
+
+	@Test
+	void shortWindowReportsRemainingAndUsedInPerMinuteUnits() {
+		start(ProviderSimulator.builder()
+			.window(Duration.ofSeconds(10))
+			.model("gpt-4o", (limits) -> limits.requestsPerMinute(60).tokensPerMinute(30_000))
+			.latency((latency) -> latency.fixedOutputTokens(100_000)));
+		assertThat(this.simulator.remaining("gpt-4o", Dimension.TOKENS_PER_MINUTE)).isEqualTo(30_000);
+		HttpResponse<String> first = SimHttp.post(this.simulator, "/v1/chat/completions",
+				SimHttp.openAi("gpt-4o", 3000, false));
+		long input = SimHttp.json(first).get("usage").get("prompt_tokens").asLong();
+		assertThat(first.headers().firstValue("x-ratelimit-limit-requests")).hasValue("60");
+		assertThat(first.headers().firstValue("x-ratelimit-remaining-requests")).hasValue("54");
+		assertThat(first.headers().firstValue("x-ratelimit-remaining-tokens"))
+			.hasValue(Long.toString(30_000 - 6 * (input + 3000)));
+		HttpResponse<String> refused = SimHttp.post(this.simulator, "/v1/chat/completions",
+				SimHttp.openAi("gpt-4o", 3000, false));
+		assertThat(refused.statusCode()).isEqualTo(429);
+		long remaining = Long.parseLong(refused.headers().firstValue("x-ratelimit-remaining-tokens").get());
+		assertThat(remaining).isEqualTo(30_000 - 6 * (input + 3000));
+		assertThat(SimHttp.json(refused).at("/error/message").stringValue())
+			.contains("Limit 30000, Used " + (30_000 - remaining) + ", Requested " + (input + 3000) + ".");
+	}
+
+	@Test
+	void callLargerThanTheWindowButWithinTheMinuteIsAdmittedAndLaterCallsWait() {
+		start(ProviderSimulator.builder()
+			.window(Duration.ofSeconds(10))
+			.model("gpt-4o", (limits) -> limits.tokensPerMinute(30_000))
+			.latency((latency) -> latency.fixedOutputTokens(100_000)));
+		HttpResponse<String> large = SimHttp.post(this.simulator, "/v1/chat/completions",
+				SimHttp.openAi("gpt-4o", 6000, false));
+		assertThat(large.statusCode()).isEqualTo(200);
+		assertThat(large.headers().firstValue("x-ratelimit-remaining-tokens")).hasValue("0");
+		HttpResponse<String> waits = SimHttp.post(this.simulator, "/v1/chat/completions",
+				SimHttp.openAi("gpt-4o", 10, false));
+		assertThat(waits.statusCode()).isEqualTo(429);
+		assertThat(SimHttp.json(waits).at("/error/message").stringValue()).startsWith("Rate limit reached");
+		this.clock.advance(Duration.ofSeconds(3));
+		assertThat(status("gpt-4o")).isEqualTo(200);
+		HttpResponse<String> never = SimHttp.post(this.simulator, "/v1/chat/completions",
+				SimHttp.openAi("gpt-4o", 30_000, false));
+		assertThat(never.statusCode()).isEqualTo(429);
+		assertThat(SimHttp.json(never).at("/error/message").stringValue()).startsWith("Request too large");
 	}
 
 	@Test

@@ -52,11 +52,16 @@ public final class ManualSimClock implements SimClock {
 				if (deadlineNanos <= this.nanos) {
 					return Mono.empty();
 				}
-				Sinks.Empty<Void> sink = Sinks.empty();
-				this.waiters.add(new Waiter(deadlineNanos, sink));
-				return sink.asMono();
+				Waiter waiter = new Waiter(deadlineNanos, Sinks.empty());
+				this.waiters.add(waiter);
+				// a cancelled wait (a client gone mid-stream) must not count as pending
+				return waiter.sink.asMono().doOnCancel(() -> forget(waiter));
 			}
 		});
+	}
+
+	private synchronized void forget(Waiter waiter) {
+		this.waiters.remove(waiter);
 	}
 
 	/**

@@ -1,7 +1,5 @@
 package dev.llmquota.test.simulator.dialect;
 
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -40,8 +38,7 @@ public final class AzureOpenAiDialect implements Dialect {
 	@Override
 	public Route route(String path, Map<String, String> query) {
 		Matcher matcher = PATH.matcher(path);
-		return matcher.matches() ? new Route(URLDecoder.decode(matcher.group(1), StandardCharsets.UTF_8), false, query)
-				: null;
+		return matcher.matches() ? new Route(PathSegments.decode(matcher.group(1)), false, query) : null;
 	}
 
 	@Override
@@ -128,7 +125,14 @@ public final class AzureOpenAiDialect implements Dialect {
 	@Override
 	public Reply refusal(CallRequest call, Refusal refusal, Map<Dimension, DimensionState> states, String requestId,
 			Instant now) {
-		Duration wait = (refusal.retryAfter() != null) ? refusal.retryAfter() : Duration.ofSeconds(60);
+		if (refusal.tooLarge()) {
+			// waiting never helps, so no 429 and no retry-after
+			String message = ChatCompletionsWire.tooLargeMessage(
+					"for " + call.model() + " on " + ChatCompletionsWire.rateName(refusal.dimension()), refusal);
+			return Reply.json(400, baseHeaders(call.model(), requestId),
+					Json.write(ChatCompletionsWire.error(message, "invalid_request_error", "request_too_large")));
+		}
+		Duration wait = refusal.retryAfter();
 		Map<String, String> headers = retryHeaders(call.model(), requestId, wait);
 		DimensionState requests = states.get(Dimension.REQUESTS_PER_MINUTE);
 		DimensionState tokens = states.get(Dimension.TOKENS_PER_MINUTE);

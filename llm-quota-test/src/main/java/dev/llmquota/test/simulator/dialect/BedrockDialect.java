@@ -1,7 +1,5 @@
 package dev.llmquota.test.simulator.dialect;
 
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,8 +35,7 @@ public final class BedrockDialect implements Dialect {
 	@Override
 	public Route route(String path, Map<String, String> query) {
 		Matcher matcher = PATH.matcher(path);
-		return matcher.matches() ? new Route(URLDecoder.decode(matcher.group(1), StandardCharsets.UTF_8), false, query)
-				: null;
+		return matcher.matches() ? new Route(PathSegments.decode(matcher.group(1)), false, query) : null;
 	}
 
 	@Override

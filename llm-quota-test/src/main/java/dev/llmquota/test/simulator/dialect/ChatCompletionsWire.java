@@ -3,6 +3,8 @@ package dev.llmquota.test.simulator.dialect;
 import java.util.List;
 import java.util.UUID;
 
+import dev.llmquota.test.simulator.quota.Dimension;
+import dev.llmquota.test.simulator.quota.Refusal;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -136,6 +138,30 @@ final class ChatCompletionsWire {
 
 	private static String sse(JsonNode data) {
 		return "data: " + Json.write(data) + "\n\n";
+	}
+
+	/**
+	 * The name OpenAI's messages give a dimension, for example
+	 * {@code tokens per min (TPM)}.
+	 */
+	static String rateName(Dimension dimension) {
+		return switch (dimension) {
+			case REQUESTS_PER_MINUTE -> "requests per min (RPM)";
+			case TOKENS_PER_MINUTE -> "tokens per min (TPM)";
+			case INPUT_TOKENS_PER_MINUTE -> "input tokens per min (ITPM)";
+			case OUTPUT_TOKENS_PER_MINUTE -> "output tokens per min (OTPM)";
+			case CONCURRENT_REQUESTS -> "concurrent requests";
+			case REQUESTS_PER_DAY -> "requests per day (RPD)";
+			case TOKENS_PER_DAY -> "tokens per day (TPD)";
+		};
+	}
+
+	/**
+	 * OpenAI's text for a call that can never fit as it is.
+	 */
+	static String tooLargeMessage(String where, Refusal refusal) {
+		return "Request too large " + where + ": Limit " + refusal.limit() + ", Requested " + refusal.requested()
+				+ ". The input or output tokens must be reduced in order to run successfully.";
 	}
 
 	static ObjectNode error(String message, String type, String code) {

@@ -25,7 +25,8 @@ public interface Dialect {
 
 	/**
 	 * Matches a POST path.
-	 * @param path the request path without query
+	 * @param path the raw request path without query, percent-encoding intact, so a
+	 * captured model id is decoded exactly once
 	 * @param query the query parameters
 	 * @return the route, or {@code null} when this dialect does not serve the path
 	 */

@@ -25,7 +25,7 @@ import tools.jackson.databind.node.ObjectNode;
 public final class GeminiDialect implements Dialect {
 
 	private static final Pattern PATH = Pattern
-		.compile("/v1(?:beta)?/models/([^/:]+):(generateContent|streamGenerateContent)");
+		.compile("/v1(?:beta)?/models/([^/:]+?)(?::|%3[Aa])(generateContent|streamGenerateContent)");
 
 	private static final String METRIC_PREFIX = "generativelanguage.googleapis.com/";
 
@@ -40,7 +40,8 @@ public final class GeminiDialect implements Dialect {
 		if (!matcher.matches()) {
 			return null;
 		}
-		return new Route(matcher.group(1), "streamGenerateContent".equals(matcher.group(2)), query);
+		return new Route(PathSegments.decode(matcher.group(1)), "streamGenerateContent".equals(matcher.group(2)),
+				query);
 	}
 
 	@Override
@@ -145,16 +146,28 @@ public final class GeminiDialect implements Dialect {
 	@Override
 	public Reply refusal(CallRequest call, Refusal refusal, Map<Dimension, DimensionState> states, String requestId,
 			Instant now) {
-		Duration wait = (refusal.retryAfter() != null) ? refusal.retryAfter() : Duration.ofSeconds(60);
-		return quotaError(call.model(), refusal.dimension(), refusal.limit(), wait);
+		if (refusal.tooLarge()) {
+			return tooLarge(call.model(), refusal);
+		}
+		return quotaError(call.model(), refusal.dimension(), refusal.limit(), refusal.retryAfter());
+	}
+
+	/**
+	 * A call no wait can help is an invalid argument, not an exhausted resource.
+	 */
+	private static Reply tooLarge(String model, Refusal refusal) {
+		Dimension dimension = refusal.dimension();
+		String message = "Request too large for model " + model + ": it needs " + refusal.requested()
+				+ (dimension.countsTokens() ? " tokens" : " requests") + " but the limit is " + refusal.limit()
+				+ (dimension.perDay() ? " per day" : " per minute") + " (quota " + Quota.of(dimension).id()
+				+ "). Reduce the input or maxOutputTokens.";
+		return error(400, "INVALID_ARGUMENT", message, null);
 	}
 
 	private static Reply quotaError(String model, Dimension dimension, long limit, Duration wait) {
-		boolean tokens = dimension.countsTokens();
-		String metric = METRIC_PREFIX
-				+ (tokens ? "generate_content_free_tier_input_token_count" : "generate_content_free_tier_requests");
-		String quotaId = (tokens ? "GenerateContentInputTokensPerModel" : "GenerateRequests")
-				+ (dimension.perDay() ? "PerDay" : "PerMinute") + (tokens ? "" : "PerProjectPerModel") + "-FreeTier";
+		Quota quota = Quota.of(dimension);
+		String metric = METRIC_PREFIX + quota.metric();
+		String quotaId = quota.id();
 		ArrayNode details = Json.MAPPER.createArrayNode();
 		ObjectNode help = details.addObject();
 		help.put("@type", "type.googleapis.com/google.rpc.Help");
@@ -182,6 +195,34 @@ public final class GeminiDialect implements Dialect {
 				+ "your current usage, head to: https://ai.dev/rate-limit. \n* Quota exceeded for metric: " + metric
 				+ ", limit: " + limit + ", model: " + model + retry;
 		return error(429, "RESOURCE_EXHAUSTED", message, details);
+	}
+
+	/**
+	 * A Gemini quota: its metric and its id, one per dimension.
+	 */
+	private record Quota(String metric, String id) {
+
+		static Quota of(Dimension dimension) {
+			// requests per minute and per day and input tokens per minute are recorded on
+			// the wire; the others follow their pattern
+			return switch (dimension) {
+				case REQUESTS_PER_MINUTE -> new Quota("generate_content_free_tier_requests",
+						"GenerateRequestsPerMinutePerProjectPerModel-FreeTier");
+				case REQUESTS_PER_DAY -> new Quota("generate_content_free_tier_requests",
+						"GenerateRequestsPerDayPerProjectPerModel-FreeTier");
+				case INPUT_TOKENS_PER_MINUTE -> new Quota("generate_content_free_tier_input_token_count",
+						"GenerateContentInputTokensPerModelPerMinute-FreeTier");
+				case OUTPUT_TOKENS_PER_MINUTE -> new Quota("generate_content_free_tier_output_token_count",
+						"GenerateContentOutputTokensPerModelPerMinute-FreeTier");
+				case TOKENS_PER_MINUTE -> new Quota("generate_content_free_tier_token_count",
+						"GenerateContentTokensPerModelPerMinute-FreeTier");
+				case TOKENS_PER_DAY ->
+					new Quota("generate_content_free_tier_token_count", "GenerateContentTokensPerModelPerDay-FreeTier");
+				case CONCURRENT_REQUESTS -> new Quota("generate_content_free_tier_concurrent_requests",
+						"GenerateContentConcurrentRequestsPerProjectPerModel-FreeTier");
+			};
+		}
+
 	}
 
 	@Override

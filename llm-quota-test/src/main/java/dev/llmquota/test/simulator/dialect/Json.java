@@ -64,6 +64,24 @@ public final class Json {
 	}
 
 	/**
+	 * An output ceiling where zero and negative values mean "none given", or 0 when
+	 * absent.
+	 * @param node the object
+	 * @param name the property
+	 * @return the ceiling, or 0 for none
+	 */
+	static long optionalCeiling(JsonNode node, String name) {
+		JsonNode value = (node != null) ? node.get(name) : null;
+		if (value == null || value.isNull()) {
+			return 0;
+		}
+		if (!value.isIntegralNumber()) {
+			throw new BadRequestException(name + ": must be an integer");
+		}
+		return Math.max(0, value.asLong());
+	}
+
+	/**
 	 * The text of a content field: a string, or an array of parts with {@code text}.
 	 * @param content the content node
 	 * @return all text found

@@ -37,7 +37,8 @@ public final class OllamaDialect implements Dialect {
 			text.append(Json.text(message.get("content")));
 		}
 		long input = TokenCounter.heuristic(text.toString()) + (long) TokenCounter.PER_MESSAGE * messages.size();
-		long maxTokens = Json.optionalCount(body.get("options"), "num_predict");
+		// -1 (Ollama's default, no limit) and -2 (fill the context) name no ceiling
+		long maxTokens = Json.optionalCeiling(body.get("options"), "num_predict");
 		return new CallRequest(model, input, maxTokens, body.path("stream").asBoolean(true), true, null);
 	}
 

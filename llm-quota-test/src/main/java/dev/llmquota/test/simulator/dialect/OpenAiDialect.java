@@ -130,12 +130,12 @@ public final class OpenAiDialect implements Dialect {
 		Map<String, String> headers = baseHeaders(requestId);
 		headers.putAll(rateLimitHeaders(states));
 		String type = refusal.dimension().countsTokens() ? "tokens" : "requests";
-		String where = "for " + call.model() + " in organization " + ORGANIZATION + " on " + name(refusal.dimension());
+		String where = "for " + call.model() + " in organization " + ORGANIZATION + " on "
+				+ ChatCompletionsWire.rateName(refusal.dimension());
 		String message;
 		if (refusal.tooLarge()) {
-			message = "Request too large " + where + ": Limit " + refusal.limit() + ", Requested " + refusal.requested()
-					+ ". The input or output tokens must be reduced in order to run successfully. "
-					+ "Visit https://platform.openai.com/account/rate-limits to learn more.";
+			message = ChatCompletionsWire.tooLargeMessage(where, refusal)
+					+ " Visit https://platform.openai.com/account/rate-limits to learn more.";
 		}
 		else {
 			message = "Rate limit reached " + where + ": Limit " + refusal.limit() + ", Used " + refusal.used()
@@ -144,18 +144,6 @@ public final class OpenAiDialect implements Dialect {
 					+ ". Visit https://platform.openai.com/account/rate-limits to learn more.";
 		}
 		return Reply.json(429, headers, Json.write(ChatCompletionsWire.error(message, type, "rate_limit_exceeded")));
-	}
-
-	private static String name(Dimension dimension) {
-		return switch (dimension) {
-			case REQUESTS_PER_MINUTE -> "requests per min (RPM)";
-			case TOKENS_PER_MINUTE -> "tokens per min (TPM)";
-			case INPUT_TOKENS_PER_MINUTE -> "input tokens per min (ITPM)";
-			case OUTPUT_TOKENS_PER_MINUTE -> "output tokens per min (OTPM)";
-			case CONCURRENT_REQUESTS -> "concurrent requests";
-			case REQUESTS_PER_DAY -> "requests per day (RPD)";
-			case TOKENS_PER_DAY -> "tokens per day (TPD)";
-		};
 	}
 
 	@Override

@@ -7,6 +7,8 @@ import java.util.Map;
  */
 public final class Admission {
 
+	private final long generation;
+
 	private final String model;
 
 	private final Refusal violation;
@@ -31,8 +33,9 @@ public final class Admission {
 
 	boolean released;
 
-	Admission(String model, Refusal violation, boolean enforced, Map<Dimension, DimensionState> states, long maxTokens,
-			long reservedOutput, long requestedTokens, boolean refundUnused, int burndown) {
+	Admission(long generation, String model, Refusal violation, boolean enforced, Map<Dimension, DimensionState> states,
+			long maxTokens, long reservedOutput, long requestedTokens, boolean refundUnused, int burndown) {
+		this.generation = generation;
 		this.model = model;
 		this.violation = violation;
 		this.enforced = enforced;
@@ -97,6 +100,10 @@ public final class Admission {
 	 */
 	public long requestedTokens() {
 		return this.requestedTokens;
+	}
+
+	long generation() {
+		return this.generation;
 	}
 
 	long reservedOutput() {

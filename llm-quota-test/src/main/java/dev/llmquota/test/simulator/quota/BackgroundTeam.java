@@ -1,8 +1,9 @@
 package dev.llmquota.test.simulator.quota;
 
 /**
- * Another team spending from the same account at a steady rate, charged lazily from the
- * clock so it is deterministic under a manual clock.
+ * Another team spending from the same account at a steady rate: it slows the refill of
+ * per-minute buckets, and is charged to per-day caps lazily from the clock, so both are
+ * deterministic under a manual clock.
  */
 final class BackgroundTeam {
 
@@ -31,8 +32,17 @@ final class BackgroundTeam {
 		return this.model;
 	}
 
+	long requestsPerMinute() {
+		return this.requestsPerMinute;
+	}
+
+	long tokensPerMinute() {
+		return this.tokensPerMinute;
+	}
+
 	/**
-	 * Accrues the team's spending since the last call and returns whole units due now.
+	 * Accrues the team's spending since the last call and returns whole units due now,
+	 * for caps that do not refill.
 	 */
 	long[] accrue(long nowNanos) {
 		long elapsed = Math.max(0, nowNanos - this.lastNanos);

@@ -42,11 +42,6 @@ final class ConcurrencyGate implements Meter {
 	}
 
 	@Override
-	public void takeUpTo(long amount, long nowNanos) {
-		// background spending never holds connections
-	}
-
-	@Override
 	public Duration waitFor(long amount, long nowNanos) {
 		if (amount > this.limit) {
 			return null;
@@ -58,11 +53,6 @@ final class ConcurrencyGate implements Meter {
 	public DimensionState state(String scope, long nowNanos) {
 		return new DimensionState(Dimension.CONCURRENT_REQUESTS, scope, this.limit,
 				Math.max(0, this.limit - this.inUse), Duration.ZERO);
-	}
-
-	@Override
-	public void reset(long nowNanos) {
-		this.inUse = 0;
 	}
 
 }

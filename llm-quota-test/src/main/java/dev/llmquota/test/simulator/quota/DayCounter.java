@@ -1,12 +1,11 @@
 package dev.llmquota.test.simulator.quota;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.util.function.Supplier;
-
-import java.time.Instant;
 
 /**
  * A cap per calendar day in a zone, reset at local midnight.
@@ -73,8 +72,10 @@ final class DayCounter implements Meter {
 		this.used = Math.max(0, this.used + amount);
 	}
 
-	@Override
-	public void takeUpTo(long amount, long nowNanos) {
+	/**
+	 * Takes at most what is left, never going past the cap; for background spending.
+	 */
+	void takeUpTo(long amount) {
 		roll();
 		this.used = Math.max(this.used, Math.min(this.limit, this.used + amount));
 	}
@@ -94,12 +95,6 @@ final class DayCounter implements Meter {
 		long remaining = Math.max(0, this.limit - this.used);
 		return new DimensionState(this.dimension, scope, this.limit, remaining,
 				(this.used == 0) ? Duration.ZERO : untilMidnight());
-	}
-
-	@Override
-	public void reset(long nowNanos) {
-		this.day = today();
-		this.used = 0;
 	}
 
 }

@@ -22,17 +22,14 @@ interface Meter {
 	void take(long amount, long nowNanos);
 
 	/**
-	 * Takes at most what is available, never going below zero; for background spending.
-	 */
-	void takeUpTo(long amount, long nowNanos);
-
-	/**
 	 * The wait until the amount fits, or {@code null} if it never will.
 	 */
 	Duration waitFor(long amount, long nowNanos);
 
+	/**
+	 * What the meter shows now; rate buckets report in per-minute units whatever their
+	 * window.
+	 */
 	DimensionState state(String scope, long nowNanos);
-
-	void reset(long nowNanos);
 
 }

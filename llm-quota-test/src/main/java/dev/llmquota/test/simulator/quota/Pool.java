@@ -45,4 +45,31 @@ final class Pool {
 		return this.meters.get(dimension);
 	}
 
+	/**
+	 * Lowers the refill of this scope's per-minute buckets by a team's steady spending.
+	 */
+	void drain(BackgroundTeam team, long nowNanos) {
+		this.meters.values().forEach((meter) -> {
+			if (meter instanceof RateBucket bucket) {
+				switch (meter.dimension()) {
+					case REQUESTS_PER_MINUTE -> bucket.drain(team.requestsPerMinute(), nowNanos);
+					case TOKENS_PER_MINUTE, INPUT_TOKENS_PER_MINUTE -> bucket.drain(team.tokensPerMinute(), nowNanos);
+					default -> {
+					}
+				}
+			}
+		});
+	}
+
+	/**
+	 * Charges a team's spending since it was last looked at to this scope's per-day caps.
+	 */
+	void chargeDays(long requests, long tokens) {
+		this.meters.values().forEach((meter) -> {
+			if (meter instanceof DayCounter day) {
+				day.takeUpTo((meter.dimension() == Dimension.REQUESTS_PER_DAY) ? requests : tokens);
+			}
+		});
+	}
+
 }

@@ -38,6 +38,11 @@ public final class QuotaBook {
 	private Pool account;
 
 	/**
+	 * Counts resets; a call admitted before the latest one no longer touches the books.
+	 */
+	private long generation;
+
+	/**
 	 * Creates the books.
 	 * @param clock the time source of all meters
 	 * @param window the enforcement window: rate buckets hold this share of a minute's
@@ -58,16 +63,23 @@ public final class QuotaBook {
 		this.accountLimits = accountLimits;
 		this.modelLimits = Map.copyOf(modelLimits);
 		this.defaultModel = defaultModel;
-		this.account = newPool(ACCOUNT, accountLimits);
+		this.account = newPool(ACCOUNT, accountLimits, true);
 	}
 
-	private Pool newPool(String scope, Limits limits) {
-		return new Pool(scope, limits, this.window, this.dayZone, this.clock::instant, this.clock.nanoTime());
+	private Pool newPool(String scope, Limits limits, boolean isAccount) {
+		long now = this.clock.nanoTime();
+		Pool pool = new Pool(scope, limits, this.window, this.dayZone, this.clock::instant, now);
+		for (BackgroundTeam team : this.teams) {
+			if (isAccount || team.model().equals(scope)) {
+				pool.drain(team, now);
+			}
+		}
+		return pool;
 	}
 
 	private Pool pool(String model) {
 		return this.pools.computeIfAbsent(model,
-				(id) -> newPool(id, this.modelLimits.getOrDefault(id, this.defaultModel)));
+				(id) -> newPool(id, this.modelLimits.getOrDefault(id, this.defaultModel), false));
 	}
 
 	/**
@@ -77,7 +89,14 @@ public final class QuotaBook {
 	 * @param tokensPerMinute its token rate (counted as input tokens)
 	 */
 	public synchronized void addTeam(String model, long requestsPerMinute, long tokensPerMinute) {
-		this.teams.add(new BackgroundTeam(model, requestsPerMinute, tokensPerMinute, this.clock.nanoTime()));
+		long now = this.clock.nanoTime();
+		BackgroundTeam team = new BackgroundTeam(model, requestsPerMinute, tokensPerMinute, now);
+		this.account.drain(team, now);
+		Pool existing = this.pools.get(model);
+		if (existing != null) {
+			existing.drain(team, now);
+		}
+		this.teams.add(team);
 	}
 
 	/**
@@ -114,16 +133,16 @@ public final class QuotaBook {
 		}
 		int burndown = pool.limits().outputBurndown();
 		if (worst != null && enforce) {
-			return new Admission(model, worst, true, states(pool, now), maxTokens, 0, inputTokens + reserve, false,
-					burndown);
+			return new Admission(this.generation, model, worst, true, states(pool, now), maxTokens, 0,
+					inputTokens + reserve, false, burndown);
 		}
 		for (Pool scope : List.of(pool, this.account)) {
 			for (Meter meter : scope.meters()) {
 				meter.take(take.get(meter.dimension()), now);
 			}
 		}
-		return new Admission(model, worst, enforce, states(pool, now), maxTokens, reserve, inputTokens + reserve,
-				policy.refundUnusedOutput(), burndown);
+		return new Admission(this.generation, model, worst, enforce, states(pool, now), maxTokens, reserve,
+				inputTokens + reserve, policy.refundUnusedOutput(), burndown);
 	}
 
 	private static Map<Dimension, Long> amounts(long input, long reserve) {
@@ -158,7 +177,7 @@ public final class QuotaBook {
 	 * @param outputTokens tokens produced since the last charge
 	 */
 	public synchronized void chargeProduced(Admission admission, long outputTokens) {
-		if (!admission.admitted() || admission.settled || admission.reservedOutput() > 0) {
+		if (!current(admission) || admission.settled || admission.reservedOutput() > 0) {
 			return;
 		}
 		long amount = outputTokens * admission.burndown();
@@ -173,7 +192,7 @@ public final class QuotaBook {
 	 * @param outputTokens the output the call produced in all
 	 */
 	public synchronized void settle(Admission admission, long outputTokens) {
-		if (!admission.admitted() || admission.settled) {
+		if (!current(admission) || admission.settled) {
 			return;
 		}
 		admission.settled = true;
@@ -198,11 +217,21 @@ public final class QuotaBook {
 	}
 
 	/**
+	 * Whether the call was admitted on the books as they are now, that is since the last
+	 * {@link #reset()}; an older call's settlement and release are ignored.
+	 * @param admission the admission
+	 * @return true if admitted and not reset since
+	 */
+	public synchronized boolean current(Admission admission) {
+		return admission.admitted() && admission.generation() == this.generation;
+	}
+
+	/**
 	 * Gives the call's concurrency slot back; at most once.
 	 * @param admission the admitted call
 	 */
 	public synchronized void release(Admission admission) {
-		if (!admission.admitted() || admission.released) {
+		if (!current(admission) || admission.released) {
 			return;
 		}
 		admission.released = true;
@@ -241,32 +270,31 @@ public final class QuotaBook {
 		return Map.copyOf(states);
 	}
 
+	/**
+	 * Charges teams to per-day caps; their per-minute spending is already in the refill
+	 * rates.
+	 */
 	private void catchUpTeams(long now) {
 		for (BackgroundTeam team : this.teams) {
 			long[] due = team.accrue(now);
-			for (Pool scope : List.of(pool(team.model()), this.account)) {
-				for (Meter meter : scope.meters()) {
-					long amount = switch (meter.dimension()) {
-						case REQUESTS_PER_MINUTE, REQUESTS_PER_DAY -> due[0];
-						case TOKENS_PER_MINUTE, INPUT_TOKENS_PER_MINUTE, TOKENS_PER_DAY -> due[1];
-						default -> 0;
-					};
-					if (amount > 0) {
-						meter.takeUpTo(amount, now);
-					}
+			if (due[0] > 0 || due[1] > 0) {
+				for (Pool scope : List.of(pool(team.model()), this.account)) {
+					scope.chargeDays(due[0], due[1]);
 				}
 			}
 		}
 	}
 
 	/**
-	 * Refills every meter, clears per-day counts and in-flight slots, and restarts teams.
+	 * Refills every meter, clears per-day counts and in-flight slots, restarts teams, and
+	 * detaches calls still in flight from the new books.
 	 */
 	public synchronized void reset() {
 		long now = this.clock.nanoTime();
+		this.generation++;
 		this.pools.clear();
-		this.account = newPool(ACCOUNT, this.accountLimits);
 		this.teams.forEach((team) -> team.restart(now));
+		this.account = newPool(ACCOUNT, this.accountLimits, true);
 	}
 
 }

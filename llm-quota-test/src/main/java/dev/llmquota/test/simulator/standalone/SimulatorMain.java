@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.DoubleFunction;
 
 import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.clock.SimClock;
@@ -54,6 +55,14 @@ public final class SimulatorMain {
 	 * @throws IOException if the configuration cannot be read
 	 */
 	public static ProviderSimulator start(String... args) throws IOException {
+		return start(SimClock::scaled, args);
+	}
+
+	/**
+	 * Parses the command line and starts a simulator on the clock made for the resolved
+	 * time scale.
+	 */
+	static ProviderSimulator start(DoubleFunction<SimClock> clockForScale, String... args) throws IOException {
 		Path config = null;
 		Integer port = null;
 		Double timeScale = null;
@@ -78,7 +87,7 @@ public final class SimulatorMain {
 		if (host != null) {
 			parsed.builder().host(host);
 		}
-		return parsed.builder().port((port != null) ? port : parsed.port()).clock(SimClock.scaled(scale)).start();
+		return parsed.builder().port((port != null) ? port : parsed.port()).clock(clockForScale.apply(scale)).start();
 	}
 
 	private static String required(String value, String option) {

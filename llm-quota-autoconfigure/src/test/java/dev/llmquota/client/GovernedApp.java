@@ -35,6 +35,8 @@ public class GovernedApp implements AutoCloseable {
 	public static GovernedApp start(String... properties) {
 		List<String> all = new ArrayList<>(List.of(properties));
 		all.add("spring.main.banner-mode=off");
+		// Closing the context would otherwise wait out Reactor Netty's quiet period.
+		all.add("spring.reactor.netty.shutdown-quiet-period=0s");
 		SpringApplication application = new SpringApplicationBuilder(GovernedApp.class).web(WebApplicationType.NONE)
 			.properties(all.toArray(String[]::new))
 			.build();

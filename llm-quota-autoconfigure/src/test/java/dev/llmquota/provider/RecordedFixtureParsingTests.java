@@ -1,0 +1,204 @@
+package dev.llmquota.provider;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.ServerLimit;
+import dev.llmquota.core.Usage;
+import dev.llmquota.test.fixtures.RecordedFixture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.OUTPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every recorded response in the shared fixtures, read by its dialect: the limits,
+ * remaining counts, resets and usage must equal the values in the file.
+ */
+class RecordedFixtureParsingTests {
+
+	@Test
+	void openAiHeadersAndUsage() {
+		RecordedFixture fixture = RecordedFixture.load("openai-200-with-headers.json");
+		Instant date = Instant.parse("2025-10-14T09:21:07Z");
+		assertThat(limits(fixture, DialectId.OPENAI)).containsOnly(
+				Map.entry(REQUESTS_PER_MINUTE, limit(5000L, 4999L, date.plusMillis(12))),
+				Map.entry(TOKENS_PER_MINUTE, limit(800000L, 797876L, date.plusMillis(159))));
+		assertThat(usage(fixture, DialectId.OPENAI, false)).isEqualTo(new Usage(1096, 1024, 214));
+	}
+
+	@Test
+	void openAiTpmRefusalHeaders() {
+		RecordedFixture fixture = RecordedFixture.load("openai-429-tpm.json");
+		Instant date = Instant.parse("2025-10-14T09:25:41Z");
+		assertThat(limits(fixture, DialectId.OPENAI)).containsOnly(
+				Map.entry(REQUESTS_PER_MINUTE, limit(500L, 497L, date.plusMillis(360))),
+				Map.entry(TOKENS_PER_MINUTE, limit(30000L, 1048L, date.plusMillis(57_904))));
+		assertThat(usage(fixture, DialectId.OPENAI, false)).isNull();
+	}
+
+	@Test
+	void openAiStreamUsageFromTheFinalChunk() {
+		RecordedFixture fixture = RecordedFixture.load("openai-stream-usage.json");
+		Instant date = Instant.parse("2025-10-14T09:21:40Z");
+		assertThat(limits(fixture, DialectId.OPENAI)).containsOnly(
+				Map.entry(REQUESTS_PER_MINUTE, limit(5000L, 4999L, date.plusMillis(12))),
+				Map.entry(TOKENS_PER_MINUTE, limit(4000000L, 3999730L, date.plusMillis(4))));
+		assertThat(usage(fixture, DialectId.OPENAI, true)).isEqualTo(new Usage(14, 0, 3));
+	}
+
+	@Test
+	void azureRefusalReportsRemainingWithoutLimits() {
+		RecordedFixture fixture = RecordedFixture.load("azure-429-retry-after.json");
+		assertThat(limits(fixture, DialectId.AZURE_OPENAI)).containsOnly(
+				Map.entry(REQUESTS_PER_MINUTE, limit(null, 41L, null)),
+				Map.entry(TOKENS_PER_MINUTE, limit(null, 0L, null)));
+	}
+
+	@Test
+	void anthropicHeadersAndCacheAwareUsage() {
+		RecordedFixture fixture = RecordedFixture.load("anthropic-200-with-headers.json");
+		assertThat(limits(fixture, DialectId.ANTHROPIC)).containsOnly(
+				Map.entry(REQUESTS_PER_MINUTE, limit(1000L, 999L, Instant.parse("2025-10-14T09:21:07Z"))),
+				Map.entry(INPUT_TOKENS_PER_MINUTE, limit(450000L, 448000L, Instant.parse("2025-10-14T09:21:08Z"))),
+				Map.entry(OUTPUT_TOKENS_PER_MINUTE, limit(90000L, 90000L, Instant.parse("2025-10-14T09:21:08Z"))),
+				Map.entry(TOKENS_PER_MINUTE, limit(540000L, 538000L, Instant.parse("2025-10-14T09:21:08Z"))));
+		// input_tokens counts only what follows the last cache breakpoint: 2,312 + 1,536
+		// read from cache
+		Usage usage = usage(fixture, DialectId.ANTHROPIC, false);
+		assertThat(usage).isEqualTo(new Usage(3848, 1536, 187));
+		assertThat(usage.billedInputTokens(false)).isEqualTo(2312);
+	}
+
+	@Test
+	void anthropicStreamTakesInputFromMessageStartAndTheLastCumulativeOutput() {
+		RecordedFixture fixture = RecordedFixture.load("anthropic-stream-usage.json");
+		assertThat(limits(fixture, DialectId.ANTHROPIC)).containsEntry(OUTPUT_TOKENS_PER_MINUTE,
+				limit(90000L, 90000L, Instant.parse("2025-10-14T09:21:07Z")));
+		assertThat(usage(fixture, DialectId.ANTHROPIC, true)).isEqualTo(new Usage(3848, 1536, 187));
+	}
+
+	@Test
+	void anthropicRefusalHeaders() {
+		RecordedFixture fixture = RecordedFixture.load("anthropic-429-input-tokens.json");
+		assertThat(limits(fixture, DialectId.ANTHROPIC)).containsOnly(
+				Map.entry(REQUESTS_PER_MINUTE, limit(50L, 46L, Instant.parse("2025-10-14T09:30:05Z"))),
+				Map.entry(INPUT_TOKENS_PER_MINUTE, limit(30000L, 0L, Instant.parse("2025-10-14T09:31:00Z"))),
+				Map.entry(OUTPUT_TOKENS_PER_MINUTE, limit(8000L, 6000L, Instant.parse("2025-10-14T09:30:15Z"))),
+				Map.entry(TOKENS_PER_MINUTE, limit(38000L, 6000L, Instant.parse("2025-10-14T09:31:00Z"))));
+	}
+
+	@Test
+	void geminiUsageCountsThoughtsAsOutputAndCachedContentAsCachedInput() {
+		RecordedFixture fixture = RecordedFixture.load("gemini-200-usage.json");
+		assertThat(limits(fixture, DialectId.GEMINI)).isEmpty();
+		assertThat(usage(fixture, DialectId.GEMINI, false)).isEqualTo(new Usage(2312, 1536, 187 + 312));
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("refusals")
+	void refusalsAndProvidersWithoutHeadersReportNoUsage(String name) {
+		RecordedFixture fixture = RecordedFixture.load(name);
+		DialectId dialect = dialectOf(fixture);
+		assertThat(usage(fixture, dialect, false)).isNull();
+		if (dialect == DialectId.BEDROCK || dialect == DialectId.GEMINI) {
+			assertThat(limits(fixture, dialect)).isEmpty();
+		}
+	}
+
+	static List<String> refusals() {
+		return List.of("anthropic-529-overloaded.json", "bedrock-429-throttling.json", "bedrock-quota-exceeded.json",
+				"gemini-429-resource-exhausted.json", "openai-429-insufficient-quota.json");
+	}
+
+	@Test
+	void everyRecordedFixtureIsCovered() {
+		assertThat(RecordedFixture.names()).containsExactlyInAnyOrder("anthropic-200-with-headers.json",
+				"anthropic-429-input-tokens.json", "anthropic-529-overloaded.json", "anthropic-stream-usage.json",
+				"azure-429-retry-after.json", "bedrock-429-throttling.json", "bedrock-quota-exceeded.json",
+				"gemini-200-usage.json", "gemini-429-resource-exhausted.json", "openai-200-with-headers.json",
+				"openai-429-insufficient-quota.json", "openai-429-tpm.json", "openai-stream-usage.json");
+	}
+
+	@Test
+	void garbageAndSentinelHeadersAreLeftOut() {
+		Map<String, String> headers = Map.of("x-ratelimit-limit-requests", "-1", "x-ratelimit-remaining-requests",
+				"lots", "x-ratelimit-reset-requests", "soon", "x-ratelimit-limit-tokens", "30000",
+				"x-ratelimit-remaining-tokens", "12e3", "x-ratelimit-reset-tokens", "6m0s");
+		List<ServerLimit> limits = Dialect.of(DialectId.OPENAI)
+			.rateLimits(headers::get, Instant.parse("2025-10-14T09:00:00Z"));
+		assertThat(limits)
+			.containsExactly(new ServerLimit(TOKENS_PER_MINUTE, 30000L, null, Instant.parse("2025-10-14T09:06:00Z")));
+	}
+
+	@Test
+	void aStreamCutBeforeItsUsageReportsNoneButCountsItsText() {
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.SSE);
+		reader.feed(bytes("data: {\"choices\":[{\"delta\":{\"content\":\"Hello wor"));
+		reader.feed(bytes("ld\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"!!\"}}]}\n\ndata: {\"usa"));
+		reader.finish();
+		assertThat(reader.usage().hasUsage()).isFalse();
+		assertThat(reader.usage().outputChars()).isEqualTo("Hello world!!".length());
+	}
+
+	@Test
+	void ollamaNdjsonStreamReportsCountsOnItsLastLine() {
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.OLLAMA), Framing.NDJSON);
+		reader.feed(bytes("{\"message\":{\"content\":\"Hi\"},\"done\":false}\n{\"message\":{\"content\":\"\"},"));
+		reader.feed(bytes("\"done\":true,\"prompt_eval_count\":26,\"eval_count\":259}\n"));
+		reader.finish();
+		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(26, 0, 259));
+	}
+
+	private static ByteBuffer bytes(String text) {
+		return ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+	}
+
+	private static ServerLimit limit(Long limit, Long remaining, Instant reset) {
+		return new ServerLimit(null, limit, remaining, reset);
+	}
+
+	/** The reports by dimension, with the dimension itself left out for comparison. */
+	private static Map<Dimension, ServerLimit> limits(RecordedFixture fixture, DialectId dialect) {
+		Instant date = Durations.httpDate(fixture.headers().get("date"));
+		Instant now = (date != null) ? date : Instant.EPOCH;
+		return Dialect.of(dialect)
+			.rateLimits((name) -> fixture.headers().get(name), now)
+			.stream()
+			.collect(Collectors.toMap(ServerLimit::dimension,
+					(report) -> new ServerLimit(null, report.limit(), report.remaining(), report.reset())));
+	}
+
+	private static Usage usage(RecordedFixture fixture, DialectId dialect, boolean stream) {
+		Dialect reader = Dialect.of(dialect);
+		ResponseReader response = new ResponseReader(reader, reader.framing(stream));
+		byte[] body = fixture.body().getBytes(StandardCharsets.UTF_8);
+		// in two pieces, split mid-line, as a network would deliver it
+		int half = body.length / 2;
+		response.feed(ByteBuffer.wrap(body, 0, half));
+		response.feed(ByteBuffer.wrap(body, half, body.length - half));
+		response.finish();
+		return response.usage().usage(-1);
+	}
+
+	private static DialectId dialectOf(RecordedFixture fixture) {
+		return switch (fixture.provider()) {
+			case "openai" -> DialectId.OPENAI;
+			case "azure", "azure-openai" -> DialectId.AZURE_OPENAI;
+			case "anthropic" -> DialectId.ANTHROPIC;
+			case "bedrock", "aws-bedrock" -> DialectId.BEDROCK;
+			default -> DialectId.GEMINI;
+		};
+	}
+
+}

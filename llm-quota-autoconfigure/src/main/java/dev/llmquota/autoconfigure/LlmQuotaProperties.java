@@ -50,6 +50,10 @@ public class LlmQuotaProperties {
 	 */
 	private Map<String, Provider> providers = new LinkedHashMap<>();
 
+	private final Retry retry = new Retry();
+
+	private final Health health = new Health();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -96,6 +100,110 @@ public class LlmQuotaProperties {
 
 	public void setProviders(Map<String, Provider> providers) {
 		this.providers = providers;
+	}
+
+	public Retry getRetry() {
+		return this.retry;
+	}
+
+	public Health getHealth() {
+		return this.health;
+	}
+
+	/**
+	 * Retry of provider rate-limit answers and handling of spent quotas.
+	 */
+	public static class Retry {
+
+		/**
+		 * Attempts in all, the first included.
+		 */
+		private int maxAttempts = 4;
+
+		/**
+		 * Wait before retrying when the provider names none.
+		 */
+		private Duration initialBackoff = Duration.ofMillis(500);
+
+		/**
+		 * Longest wait before a retry; a provider asking for longer fails the call at
+		 * once.
+		 */
+		private Duration maxBackoff = Duration.ofSeconds(60);
+
+		/**
+		 * Provider wait at or above which an answer means a spent quota, not a rate
+		 * limit.
+		 */
+		private Duration exhaustedThreshold = Duration.ofHours(1);
+
+		/**
+		 * While a quota is spent with no known reset, one call goes through this often to
+		 * see whether it is back.
+		 */
+		private Duration exhaustedProbeInterval = Duration.ofMinutes(5);
+
+		public int getMaxAttempts() {
+			return this.maxAttempts;
+		}
+
+		public void setMaxAttempts(int maxAttempts) {
+			this.maxAttempts = maxAttempts;
+		}
+
+		public Duration getInitialBackoff() {
+			return this.initialBackoff;
+		}
+
+		public void setInitialBackoff(Duration initialBackoff) {
+			this.initialBackoff = initialBackoff;
+		}
+
+		public Duration getMaxBackoff() {
+			return this.maxBackoff;
+		}
+
+		public void setMaxBackoff(Duration maxBackoff) {
+			this.maxBackoff = maxBackoff;
+		}
+
+		public Duration getExhaustedThreshold() {
+			return this.exhaustedThreshold;
+		}
+
+		public void setExhaustedThreshold(Duration exhaustedThreshold) {
+			this.exhaustedThreshold = exhaustedThreshold;
+		}
+
+		public Duration getExhaustedProbeInterval() {
+			return this.exhaustedProbeInterval;
+		}
+
+		public void setExhaustedProbeInterval(Duration exhaustedProbeInterval) {
+			this.exhaustedProbeInterval = exhaustedProbeInterval;
+		}
+
+	}
+
+	/**
+	 * The llmQuota health component.
+	 */
+	public static class Health {
+
+		/**
+		 * Status of the llmQuota health component while a pool is EXHAUSTED: UP (with
+		 * details) or OUT_OF_SERVICE.
+		 */
+		private String exhaustedStatus = "UP";
+
+		public String getExhaustedStatus() {
+			return this.exhaustedStatus;
+		}
+
+		public void setExhaustedStatus(String exhaustedStatus) {
+			this.exhaustedStatus = exhaustedStatus;
+		}
+
 	}
 
 	/**

@@ -59,8 +59,10 @@ final class QuotaConfigFactory {
 			throw new InvalidQuotaPropertyException(PREFIX + "max-pools", properties.getMaxPools(),
 					"at least one pool is needed", "set a positive number, for example 1000 (the default).");
 		}
+		positive(PREFIX + "retry.exhausted-probe-interval", properties.getRetry().getExhaustedProbeInterval(),
+				"for example 5m (the default)");
 		return new QuotaSettings(headroom, properties.getMaxWait(), properties.getLeaseTimeout(),
-				properties.getMaxPools());
+				properties.getMaxPools(), properties.getRetry().getExhaustedProbeInterval());
 	}
 
 	private static ProviderSpec provider(String id, LlmQuotaProperties.Provider provider) {

@@ -91,7 +91,7 @@ public final class GovernedCall {
 		Usage reported = usage.usage(this.plan.demand().inputTokens());
 		if (reported != null) {
 			if (usage.reportedInput() != null) {
-				this.plan.pool().drift().record(this.plan.rawEstimate(), usage.reportedInput());
+				this.engine.recordDrift(this.plan.pool(), this.plan.rawEstimate(), usage.reportedInput());
 			}
 			this.permit.complete(reported);
 		}

@@ -10,7 +10,11 @@ public final class Account {
 
 	private final ProviderSpec provider;
 
-	private final List<BucketSpec> buckets;
+	private final QuotaSettings settings;
+
+	private volatile Limits limits;
+
+	private volatile List<BucketSpec> buckets;
 
 	private final Gates gates;
 
@@ -18,14 +22,18 @@ public final class Account {
 
 	private final AdmissionQueue queue;
 
-	Account(ProviderSpec provider, QuotaSettings settings, QuotaStore store, QuotaClock clock,
+	private final Hold hold = new Hold();
+
+	Account(ProviderSpec provider, QuotaSettings settings, QuotaStore store, QuotaClock clock, QuotaEvents events,
 			long expectedLatencyNanos) {
 		this.provider = provider;
+		this.settings = settings;
+		this.limits = provider.account();
 		this.buckets = Buckets.of(provider, BucketSpec.Scope.ACCOUNT, "account", provider.account(),
 				provider.accountBurstWindow(), settings);
 		this.latency = new LatencyEstimate(expectedLatencyNanos);
 		this.gates = new Gates(provider.account(), settings, provider.inFlightGate(), expectedLatencyNanos);
-		this.queue = new AdmissionQueue(this, store, clock, settings);
+		this.queue = new AdmissionQueue(this, store, clock, settings, events);
 	}
 
 	/**
@@ -34,6 +42,30 @@ public final class Account {
 	 */
 	public ProviderSpec provider() {
 		return this.provider;
+	}
+
+	/**
+	 * Returns the provider's penalties and exhaustion on the whole account (billing
+	 * answers).
+	 * @return the hold
+	 */
+	public Hold hold() {
+		return this.hold;
+	}
+
+	/**
+	 * Returns the account's limits: configured, or changed at run time.
+	 * @return the limits
+	 */
+	public Limits limits() {
+		return this.limits;
+	}
+
+	/** Sets a rate or daily limit at run time. */
+	synchronized void change(Dimension dimension, long limit) {
+		this.limits = this.limits.with(dimension, limit);
+		this.buckets = Buckets.of(this.provider, BucketSpec.Scope.ACCOUNT, "account", this.limits,
+				this.provider.accountBurstWindow(), this.settings);
 	}
 
 	/**

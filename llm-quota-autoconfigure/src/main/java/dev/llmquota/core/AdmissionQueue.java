@@ -13,6 +13,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import dev.llmquota.BudgetExhaustedException;
 import dev.llmquota.QuotaEngineClosedException;
+import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import reactor.core.Disposable;
 
@@ -34,6 +35,8 @@ final class AdmissionQueue {
 
 	private final QuotaSettings settings;
 
+	private final QuotaEvents events;
+
 	private final ReentrantLock lock = new ReentrantLock();
 
 	private final ArrayDeque<Waiter> interactive = new ArrayDeque<>();
@@ -48,11 +51,12 @@ final class AdmissionQueue {
 
 	private boolean closed;
 
-	AdmissionQueue(Account account, QuotaStore store, QuotaClock clock, QuotaSettings settings) {
+	AdmissionQueue(Account account, QuotaStore store, QuotaClock clock, QuotaSettings settings, QuotaEvents events) {
 		this.account = account;
 		this.store = store;
 		this.clock = clock;
 		this.settings = settings;
+		this.events = events;
 	}
 
 	void submit(Waiter waiter) {
@@ -114,14 +118,14 @@ final class AdmissionQueue {
 			for (int i = 0; i < uses.size(); i++) {
 				uses.get(i).gate().release(permit.weight(i));
 			}
+			permit.pool().stats().released(permit.demand());
 			if (completed) {
 				long latency = this.clock.nanoTime() - permit.admittedAt();
 				Pool pool = permit.pool();
 				pool.latency().record(latency);
-				pool.gateSet().resize(pool.spec().limits(), this.settings, pool.latency().nanos());
+				pool.gateSet().resize(pool.limits(), this.settings, pool.latency().nanos());
 				this.account.latency().record(latency);
-				this.account.gateSet()
-					.resize(this.account.provider().account(), this.settings, this.account.latency().nanos());
+				this.account.gateSet().resize(this.account.limits(), this.settings, this.account.latency().nanos());
 			}
 			drain(after);
 		}
@@ -145,6 +149,10 @@ final class AdmissionQueue {
 			outputDelta = accounting.refundUnusedOutput() ? actualOutput - reserved
 					: Math.max(0, actualOutput - reserved);
 		}
+		long reservedOutput = accounting.reserveMaxTokens() ? accounting.burnedOutput(demand.outputCeiling()) : 0;
+		long billedOutput = reservedOutput + outputDelta;
+		permit.pool().stats().output(reservedOutput, billedOutput, usage.outputTokens());
+		this.events.reconciled(permit.pool(), demand, usage, reservedOutput, billedOutput);
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
 		boolean refunded = false;
@@ -267,6 +275,17 @@ final class AdmissionQueue {
 	 * admitted or failed, and its {@code readyAt}: when its buckets allow it.
 	 */
 	private long attempt(Waiter waiter, Waiter head, long headAt, long now, Instant wallNow, List<Runnable> after) {
+		if (exhausted(waiter, now, wallNow, after)) {
+			return Long.MAX_VALUE;
+		}
+		long penalty = Math.max(waiter.pool.hold().penaltyEnd(now), this.account.hold().penaltyEnd(now));
+		if (penalty > now) {
+			Dimension dimension = waiter.pool.hold().penalized(now);
+			waiter.blockedBy((dimension != null) ? dimension : this.account.hold().penalized(now),
+					(dimension != null) ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, false);
+			waiter.readyAt = penalty;
+			return penalty;
+		}
 		Waiter.GateUse blocking = waiter.blockingGate();
 		if (blocking != null) {
 			waiter.blockedBy(blocking.gate().dimension(), waiter.scopeOf(blocking.gate()), true);
@@ -315,6 +334,25 @@ final class AdmissionQueue {
 		return Long.MAX_VALUE;
 	}
 
+	/**
+	 * Fails a call fast while its pool or account is exhausted, but lets one probe
+	 * through now and then where the provider gave no reset.
+	 */
+	private boolean exhausted(Waiter waiter, long now, Instant wallNow, List<Runnable> after) {
+		for (Hold hold : List.of(this.account.hold(), waiter.pool.hold())) {
+			Hold.Exhaustion exhaustion = hold.exhaustion(wallNow);
+			if (exhaustion != null && !hold.takeProbe(now, this.settings.exhaustedProbeInterval().toNanos())) {
+				waiter.state = Waiter.State.DONE;
+				after.add(() -> waiter.sink
+					.error(new QuotaExhaustedException(waiter.pool.provider(), waiter.pool.region(),
+							waiter.pool.model(), (exhaustion.dimension() != null) ? exhaustion.dimension().id() : null,
+							exhaustion.reason(), exhaustion.until())));
+				return true;
+			}
+		}
+		return false;
+	}
+
 	/** Whether the waiter would take gate room the head needs. */
 	private boolean takesGateRoomOf(Waiter head, Waiter waiter) {
 		Waiter.GateUse headBlocking = head.blockingGate();
@@ -342,6 +380,8 @@ final class AdmissionQueue {
 		}
 		QuotaPermit permit = new QuotaPermit(this, waiter, booked.charges(), weights, now);
 		this.live.add(permit);
+		waiter.pool.stats().admitted(waiter.demand);
+		after.add(() -> this.events.admitted(waiter.pool, waiter.priority, permit.waitedNanos()));
 		waiter.permit = permit;
 		waiter.state = Waiter.State.ADMITTED;
 		permit.leaseTimer = this.clock.schedule(this.settings.leaseTimeout().toNanos(), permit::expire);

@@ -35,9 +35,12 @@ final class Gates {
 
 	void resize(Limits limits, QuotaSettings settings, long latencyNanos) {
 		for (InFlightGate gate : this.gates) {
-			if (gate.derived()) {
-				gate.resize(littlesLawBound(settings.enforced(limits.asMap().get(gate.dimension())), latencyNanos));
+			Long limit = limits.asMap().get(gate.dimension());
+			if (limit == null) {
+				continue;
 			}
+			gate.resize(gate.derived() ? littlesLawBound(settings.enforced(limit), latencyNanos)
+					: settings.enforced(limit));
 		}
 	}
 

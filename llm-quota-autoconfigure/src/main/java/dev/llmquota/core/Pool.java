@@ -28,6 +28,10 @@ public final class Pool {
 
 	private final EstimateDrift drift = new EstimateDrift();
 
+	private final PoolStats stats = new PoolStats();
+
+	private final Hold hold = new Hold();
+
 	private final Gates gates;
 
 	private final LatencyEstimate latency;
@@ -145,6 +149,30 @@ public final class Pool {
 		return this.drift;
 	}
 
+	/**
+	 * Returns the provider's penalties and exhaustion on this pool.
+	 * @return the hold
+	 */
+	public Hold hold() {
+		return this.hold;
+	}
+
+	/**
+	 * Returns what this pool's calls looked like.
+	 * @return the statistics
+	 */
+	public PoolStats stats() {
+		return this.stats;
+	}
+
+	/**
+	 * Returns the whole-call latency the in-flight bounds use now.
+	 * @return the latency in nanoseconds
+	 */
+	public long latencyNanos() {
+		return this.latency.nanos();
+	}
+
 	void remember(ServerLimit report) {
 		this.server.put(report.dimension(), report);
 	}
@@ -154,6 +182,13 @@ public final class Pool {
 		if (this.limits.asMap().containsKey(dimension) || limit < 1) {
 			return;
 		}
+		change(dimension, limit);
+	}
+
+	/**
+	 * Sets a rate or daily limit, as an operator's change at run time or a learned limit.
+	 */
+	synchronized void change(Dimension dimension, long limit) {
 		this.limits = this.limits.with(dimension, limit);
 		this.buckets = Buckets.of(this.account.provider(), BucketSpec.Scope.POOL, "pool:" + this.spec.model(),
 				this.limits, this.spec.burstWindow(), this.settings);

@@ -1,12 +1,14 @@
 package dev.llmquota.core;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
 
 import reactor.core.publisher.Mono;
@@ -33,6 +35,10 @@ public final class QuotaEngine implements AutoCloseable {
 	private final LinkedHashMap<String, Pool> unlisted = new LinkedHashMap<>(16, 0.75f, true);
 
 	private volatile boolean closed;
+
+	private final List<QuotaEvents> listeners = new CopyOnWriteArrayList<>();
+
+	private final QuotaEvents events = new Dispatcher();
 
 	/**
 	 * Creates an engine.
@@ -96,11 +102,13 @@ public final class QuotaEngine implements AutoCloseable {
 				PoolSpec spec = entry.spec.template().orElse(entry.spec.unlisted()).forModel(model);
 				pool = new Pool(entry.account, spec, this.config.settings());
 				this.unlisted.put(key, pool);
+				this.events.poolCreated(pool);
 				if (this.unlisted.size() > this.config.settings().maxPools()) {
 					// The least recently used pool goes with its buckets; calls it
 					// admitted keep their permits.
 					Pool evicted = this.unlisted.remove(this.unlisted.keySet().iterator().next());
 					this.store.forget(evicted.buckets());
+					this.events.poolEvicted(evicted);
 				}
 			}
 			return pool;
@@ -193,8 +201,165 @@ public final class QuotaEngine implements AutoCloseable {
 		if (bucket == null) {
 			return null;
 		}
-		Limits limits = (bucket.scope() == BucketSpec.Scope.POOL) ? pool.limits() : pool.account().provider().account();
+		Limits limits = (bucket.scope() == BucketSpec.Scope.POOL) ? pool.limits() : pool.account().limits();
 		return limits.asMap().get(bucket.dimension());
+	}
+
+	/**
+	 * Holds a dimension after a provider rate-limit answer: the pool admits nothing until
+	 * the wait has passed, so its other callers wait too instead of stampeding.
+	 * @param pool the pool
+	 * @param dimension the dimension the provider named
+	 * @param wait the provider's wait
+	 */
+	public void penalize(Pool pool, Dimension dimension, Duration wait) {
+		pool.hold().penalize(dimension, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
+	}
+
+	/**
+	 * Marks an administrative quota spent: calls fail fast until the reset, or, where
+	 * none is known, until a probe call succeeds.
+	 * @param pool the pool the answer came for
+	 * @param wholeAccount whether the answer applies to every model of the entry
+	 * (billing)
+	 * @param dimension the dimension concerned, or {@code null}
+	 * @param reason what the provider said
+	 * @param until when the quota comes back, or {@code null} if unknown
+	 */
+	public void exhaust(Pool pool, boolean wholeAccount, Dimension dimension, String reason, Instant until) {
+		long nextProbe = Arith.saturatedAdd(this.clock.nanoTime(),
+				this.config.settings().exhaustedProbeInterval().toNanos());
+		Hold hold = wholeAccount ? pool.account().hold() : pool.hold();
+		hold.exhaust(new Hold.Exhaustion(dimension, reason, until, nextProbe));
+	}
+
+	/**
+	 * A call succeeded: any exhaustion of its pool and account is over (a probe found the
+	 * quota back).
+	 * @param pool the pool
+	 */
+	public void succeeded(Pool pool) {
+		pool.hold().clearExhaustion();
+		pool.account().hold().clearExhaustion();
+	}
+
+	/**
+	 * Lifts an exhaustion by an operator's hand (a quota raised or credit added).
+	 * @param provider the provider entry
+	 * @param model the model, or {@code null} for the account and every pool of the entry
+	 * @return whether anything was exhausted
+	 */
+	public boolean resetExhausted(String provider, String model) {
+		Provider entry = this.providers.get(provider);
+		if (entry == null) {
+			throw new IllegalArgumentException("No provider entry '" + provider + "'");
+		}
+		boolean had;
+		if (model == null) {
+			had = entry.account.hold().clearExhaustion();
+			for (Pool pool : pools()) {
+				if (pool.account() == entry.account) {
+					had |= pool.hold().clearExhaustion();
+				}
+			}
+		}
+		else {
+			had = pool(provider, model).hold().clearExhaustion();
+		}
+		entry.account.queue().wake();
+		return had;
+	}
+
+	/**
+	 * Returns a pool's state: its own hold, or its account's, whichever is worse.
+	 * @param pool the pool
+	 * @return the state
+	 */
+	public QuotaState state(Pool pool) {
+		long now = this.clock.nanoTime();
+		Instant wallNow = this.clock.instant();
+		QuotaState account = pool.account().hold().state(now, wallNow);
+		QuotaState own = pool.hold().state(now, wallNow);
+		return (account.ordinal() > own.ordinal()) ? account : own;
+	}
+
+	/**
+	 * Returns an account's state.
+	 * @param account the account
+	 * @return the state
+	 */
+	public QuotaState state(Account account) {
+		return account.hold().state(this.clock.nanoTime(), this.clock.instant());
+	}
+
+	/**
+	 * Registers an observer of admissions and usage (metrics); it is told of every pool
+	 * that exists now.
+	 * @param listener the observer
+	 */
+	public void addListener(QuotaEvents listener) {
+		this.listeners.add(listener);
+		pools().forEach(listener::poolCreated);
+	}
+
+	/**
+	 * Compares an input estimate with the provider's count, so later estimates of the
+	 * pool are corrected.
+	 * @param pool the pool
+	 * @param estimated the raw estimate
+	 * @param actual the input the provider counted
+	 */
+	public void recordDrift(Pool pool, long estimated, long actual) {
+		double ratio = pool.drift().record(estimated, actual);
+		if (!Double.isNaN(ratio)) {
+			this.events.drift(pool, ratio);
+		}
+	}
+
+	/**
+	 * Changes a rate, daily or concurrency limit at run time (a quota raised without a
+	 * restart).
+	 * @param provider the provider entry
+	 * @param model the model, or {@code null} for the entry's account
+	 * @param dimension the dimension
+	 * @param limit the new published limit
+	 * @throws IllegalArgumentException if the limit is not positive, or a concurrency
+	 * limit is set where none was configured
+	 */
+	public void changeLimit(String provider, String model, Dimension dimension, long limit) {
+		if (limit < 1) {
+			throw new IllegalArgumentException("A limit must be positive but was " + limit);
+		}
+		Provider entry = this.providers.get(provider);
+		if (entry == null) {
+			throw new IllegalArgumentException("No provider entry '" + provider + "'");
+		}
+		Account account = entry.account;
+		if (model == null) {
+			requireGate(account.limits(), dimension);
+			account.change(dimension, limit);
+			account.queue().read(() -> {
+				account.gateSet().resize(account.limits(), this.config.settings(), account.latency().nanos());
+				return null;
+			});
+		}
+		else {
+			Pool pool = pool(provider, model);
+			requireGate(pool.limits(), dimension);
+			pool.change(dimension, limit);
+			account.queue().read(() -> {
+				pool.gateSet().resize(pool.limits(), this.config.settings(), pool.latency().nanos());
+				return null;
+			});
+		}
+		account.queue().wake();
+	}
+
+	private static void requireGate(Limits limits, Dimension dimension) {
+		if (dimension == Dimension.CONCURRENT_REQUESTS && !limits.asMap().containsKey(dimension)) {
+			throw new IllegalArgumentException(
+					"concurrent-requests can be changed at run time only where it was configured at start");
+		}
 	}
 
 	/**
@@ -259,12 +424,60 @@ public final class QuotaEngine implements AutoCloseable {
 				.mapToLong((model) -> model.expectedLatency().toNanos())
 				.max()
 				.orElse(spec.template().orElse(spec.unlisted()).expectedLatency().toNanos());
-			this.account = new Account(spec, settings, QuotaEngine.this.store, QuotaEngine.this.clock, expected);
+			this.account = new Account(spec, settings, QuotaEngine.this.store, QuotaEngine.this.clock,
+					QuotaEngine.this.events, expected);
 			spec.models().values().forEach((model) -> {
 				Pool pool = new Pool(this.account, model, settings);
 				this.configured.put(model.model(), pool);
 				model.aliases().forEach((alias) -> this.configured.put(alias, pool));
 			});
+		}
+
+	}
+
+	/** Tells every listener; a failing listener never breaks a call. */
+	private final class Dispatcher implements QuotaEvents {
+
+		private void each(java.util.function.Consumer<QuotaEvents> event) {
+			for (QuotaEvents listener : QuotaEngine.this.listeners) {
+				try {
+					event.accept(listener);
+				}
+				catch (RuntimeException ex) {
+					// Observers are for metrics; their failure must not fail a provider
+					// call.
+				}
+			}
+		}
+
+		@Override
+		public void poolCreated(Pool pool) {
+			each((listener) -> listener.poolCreated(pool));
+		}
+
+		@Override
+		public void poolEvicted(Pool pool) {
+			each((listener) -> listener.poolEvicted(pool));
+		}
+
+		@Override
+		public void admitted(Pool pool, Priority priority, long waitedNanos) {
+			each((listener) -> listener.admitted(pool, priority, waitedNanos));
+		}
+
+		@Override
+		public void reconciled(Pool pool, Demand demand, Usage usage, long reservedOutput, long billedOutput) {
+			each((listener) -> listener.reconciled(pool, demand, usage, reservedOutput, billedOutput));
+		}
+
+		@Override
+		public void drift(Pool pool, double ratio) {
+			each((listener) -> listener.drift(pool, ratio));
+		}
+
+		@Override
+		public void throttled(Pool pool, Dimension dimension) {
+			each((listener) -> listener.throttled(pool, dimension));
 		}
 
 	}

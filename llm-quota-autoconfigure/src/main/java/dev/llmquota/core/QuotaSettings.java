@@ -9,8 +9,11 @@ import java.time.Duration;
  * @param maxWait longest a call waits for admission
  * @param leaseTimeout after this a call never completed or closed gives its slots back
  * @param maxPools the most pools made for unlisted models; least recently used go first
+ * @param exhaustedProbeInterval while a quota is spent with no known reset, one call goes
+ * through this often to see whether it is back
  */
-public record QuotaSettings(double headroom, Duration maxWait, Duration leaseTimeout, int maxPools) {
+public record QuotaSettings(double headroom, Duration maxWait, Duration leaseTimeout, int maxPools,
+		Duration exhaustedProbeInterval) {
 
 	public QuotaSettings {
 		if (!(headroom > 0 && headroom <= 1)) {
@@ -21,6 +24,9 @@ public record QuotaSettings(double headroom, Duration maxWait, Duration leaseTim
 		}
 		if (leaseTimeout.isNegative() || leaseTimeout.isZero()) {
 			throw new IllegalArgumentException("lease timeout must be positive but was " + leaseTimeout);
+		}
+		if (exhaustedProbeInterval.isNegative() || exhaustedProbeInterval.isZero()) {
+			throw new IllegalArgumentException("probe interval must be positive but was " + exhaustedProbeInterval);
 		}
 		if (maxPools < 1) {
 			throw new IllegalArgumentException("max pools must be at least 1 but was " + maxPools);

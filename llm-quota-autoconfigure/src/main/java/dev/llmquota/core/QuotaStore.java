@@ -76,6 +76,14 @@ public interface QuotaStore extends AutoCloseable {
 	default void forget(List<BucketSpec> buckets) {
 	}
 
+	/**
+	 * Returns whether the store answers (a remote store may be unreachable).
+	 * @return whether it is available
+	 */
+	default boolean isAvailable() {
+		return true;
+	}
+
 	@Override
 	default void close() {
 	}

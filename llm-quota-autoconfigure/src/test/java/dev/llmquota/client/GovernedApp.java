@@ -33,11 +33,27 @@ public class GovernedApp implements AutoCloseable {
 	 * @return the running application
 	 */
 	public static GovernedApp start(String... properties) {
+		return start(WebApplicationType.NONE, properties);
+	}
+
+	/**
+	 * Starts the application as a reactive web server on a free port, for its actuator.
+	 * @param properties {@code name=value} pairs
+	 * @return the running application
+	 */
+	public static GovernedApp startWeb(String... properties) {
+		List<String> all = new ArrayList<>(List.of(properties));
+		all.add("server.port=0");
+		all.add("server.address=127.0.0.1");
+		return start(WebApplicationType.REACTIVE, all.toArray(String[]::new));
+	}
+
+	private static GovernedApp start(WebApplicationType type, String... properties) {
 		List<String> all = new ArrayList<>(List.of(properties));
 		all.add("spring.main.banner-mode=off");
 		// Closing the context would otherwise wait out Reactor Netty's quiet period.
 		all.add("spring.reactor.netty.shutdown-quiet-period=0s");
-		SpringApplication application = new SpringApplicationBuilder(GovernedApp.class).web(WebApplicationType.NONE)
+		SpringApplication application = new SpringApplicationBuilder(GovernedApp.class).web(type)
 			.properties(all.toArray(String[]::new))
 			.build();
 		return new GovernedApp(application.run());
@@ -45,6 +61,14 @@ public class GovernedApp implements AutoCloseable {
 
 	public WebClient webClient() {
 		return this.context.getBean(WebClient.Builder.class).build();
+	}
+
+	/**
+	 * Returns the base URL of the running server.
+	 * @return the base URL
+	 */
+	public String serverUrl() {
+		return "http://127.0.0.1:" + this.context.getEnvironment().getProperty("local.server.port");
 	}
 
 	public QuotaEngine engine() {

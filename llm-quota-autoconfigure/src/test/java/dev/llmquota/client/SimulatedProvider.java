@@ -43,6 +43,17 @@ final class SimulatedProvider implements AutoCloseable {
 
 	static SimulatedProvider start(DialectCase dialect, Consumer<ProviderSimulatorBuilder> simulator,
 			String... properties) {
+		return start(false, dialect, simulator, properties);
+	}
+
+	/** Starts the governed application as a web server, for its actuator. */
+	static SimulatedProvider startWeb(DialectCase dialect, Consumer<ProviderSimulatorBuilder> simulator,
+			String... properties) {
+		return start(true, dialect, simulator, properties);
+	}
+
+	private static SimulatedProvider start(boolean web, DialectCase dialect,
+			Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
 		ProviderSimulatorBuilder builder = ProviderSimulator.builder();
 		simulator.accept(builder);
 		ProviderSimulator sim = builder.start();
@@ -51,10 +62,13 @@ final class SimulatedProvider implements AutoCloseable {
 		all.add(prefix + "base-url=" + sim.baseUrl());
 		all.add(prefix + "dialect=" + dialect.dialect());
 		for (String property : properties) {
-			all.add(property.startsWith("llm.quota.") ? property : prefix + property);
+			boolean absolute = property.startsWith("llm.") || property.startsWith("management.")
+					|| property.startsWith("spring.") || property.startsWith("server.");
+			all.add(absolute ? property : prefix + property);
 		}
 		try {
-			return new SimulatedProvider(dialect, sim, GovernedApp.start(all.toArray(String[]::new)));
+			String[] values = all.toArray(String[]::new);
+			return new SimulatedProvider(dialect, sim, web ? GovernedApp.startWeb(values) : GovernedApp.start(values));
 		}
 		catch (RuntimeException ex) {
 			sim.close();

@@ -126,7 +126,8 @@ public final class TestConfigs {
 		ProviderSpec provider = new ProviderSpec("openai", URI.create("http://127.0.0.1:1"), "openai", "us", this.zone,
 				this.account, this.burstWindow, this.inFlightGate, this.models, Optional.ofNullable(this.template),
 				spec("unlisted", Limits.none(), Set.of(), Priority.INTERACTIVE), Optional.empty(), false);
-		return new QuotaConfig(new QuotaSettings(this.headroom, this.maxWait, this.leaseTimeout, this.maxPools),
+		return new QuotaConfig(
+				new QuotaSettings(this.headroom, this.maxWait, this.leaseTimeout, this.maxPools, Duration.ofMinutes(5)),
 				Map.of(provider.id(), provider));
 	}
 

@@ -141,7 +141,14 @@ public final class ProviderSimulator implements AutoCloseable {
 	 */
 	@Override
 	public void close() {
-		this.server.disposeNow(Duration.ofSeconds(5));
+		// Clients may keep idle connections open; close them rather than wait for them.
+		this.server.dispose();
+		try {
+			this.server.onDispose().block(Duration.ofSeconds(1));
+		}
+		catch (IllegalStateException ex) {
+			// timed out: the port is released anyway once the channels close
+		}
 	}
 
 }

@@ -1,0 +1,82 @@
+package dev.llmquota.actuate;
+
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.QuotaEngine;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+
+/**
+ * {@code /actuator/llmquota}: every bucket's limit, remaining and reset, which one binds,
+ * and the pool's state. Its write operation (reset an exhausted pool, change a limit at
+ * run time) is off unless access to the endpoint is set to unrestricted.
+ */
+@Endpoint(id = "llmquota", defaultAccess = Access.READ_ONLY)
+public class LlmQuotaEndpoint {
+
+	private final QuotaEngine engine;
+
+	private final QuotaReports reports;
+
+	/**
+	 * Creates the endpoint.
+	 * @param engine the engine
+	 */
+	public LlmQuotaEndpoint(QuotaEngine engine) {
+		this.engine = engine;
+		this.reports = new QuotaReports(engine);
+	}
+
+	/**
+	 * Returns every pool and account.
+	 * @return the report
+	 */
+	@ReadOperation
+	public QuotaReport quotas() {
+		return this.reports.report(null);
+	}
+
+	/**
+	 * Returns one provider entry's pools and account.
+	 * @param provider the provider entry's id
+	 * @return the report, or {@code null} (404) if there is no such entry
+	 */
+	@ReadOperation
+	public @Nullable QuotaReport provider(@Selector String provider) {
+		if (!this.engine.config().providers().containsKey(provider)) {
+			return null;
+		}
+		return this.reports.report(provider);
+	}
+
+	/**
+	 * Resets an exhausted pool (or the whole entry), or changes a limit at run time.
+	 * @param provider the provider entry's id
+	 * @param model the model; none means the entry's account
+	 * @param reset {@code true} to lift an exhaustion
+	 * @param dimension the dimension whose limit changes, for example
+	 * {@code tokens-per-minute}
+	 * @param limit the new published limit
+	 * @return the provider's report after the change, or {@code null} (404) if there is
+	 * no such entry
+	 */
+	@WriteOperation
+	public @Nullable QuotaReport update(@Selector String provider, @Nullable String model, @Nullable Boolean reset,
+			@Nullable String dimension, @Nullable Long limit) {
+		if (!this.engine.config().providers().containsKey(provider)) {
+			return null;
+		}
+		if (Boolean.TRUE.equals(reset)) {
+			this.engine.resetExhausted(provider, model);
+		}
+		if (dimension != null && limit != null) {
+			this.engine.changeLimit(provider, model, Dimension.fromId(dimension), limit);
+		}
+		return this.reports.report(provider);
+	}
+
+}

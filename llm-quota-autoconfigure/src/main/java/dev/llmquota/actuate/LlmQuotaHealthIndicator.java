@@ -1,0 +1,56 @@
+package dev.llmquota.actuate;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaState;
+
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+
+/**
+ * The {@code llmQuota} health component: {@code UP} with the pools listed by state; while
+ * a pool is exhausted, the configured status ({@code UP} by default, so one account out
+ * of credit does not take every replica out of the load balancer); {@code DOWN} when the
+ * store does not answer.
+ */
+public class LlmQuotaHealthIndicator extends AbstractHealthIndicator {
+
+	private final QuotaEngine engine;
+
+	private final Status exhaustedStatus;
+
+	/**
+	 * Creates the indicator.
+	 * @param engine the engine
+	 * @param exhaustedStatus the status while a pool is exhausted
+	 */
+	public LlmQuotaHealthIndicator(QuotaEngine engine, Status exhaustedStatus) {
+		super("llm-quota health check failed");
+		this.engine = engine;
+		this.exhaustedStatus = exhaustedStatus;
+	}
+
+	@Override
+	protected void doHealthCheck(Health.Builder builder) {
+		if (!this.engine.store().isAvailable()) {
+			builder.down().withDetail("store", "unreachable");
+			return;
+		}
+		Map<String, List<String>> byState = new LinkedHashMap<>();
+		for (QuotaState state : QuotaState.values()) {
+			byState.put(state.name(), new ArrayList<>());
+		}
+		for (Pool pool : this.engine.pools()) {
+			byState.get(this.engine.state(pool).name()).add(pool.provider() + "/" + pool.model());
+		}
+		builder.status(byState.get(QuotaState.EXHAUSTED.name()).isEmpty() ? Status.UP : this.exhaustedStatus);
+		byState.forEach(builder::withDetail);
+	}
+
+}

@@ -1,0 +1,146 @@
+package dev.llmquota.actuate;
+
+import java.util.List;
+import java.util.Map;
+
+import dev.llmquota.core.QuotaState;
+
+import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+
+/**
+ * What {@code /actuator/llmquota} shows: every pool and every provider entry's account.
+ *
+ * @param pools the pools that are configured or have been called
+ * @param accounts the provider entries' shared ceilings
+ */
+public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) implements OperationResponseBody {
+
+	/**
+	 * One pool.
+	 *
+	 * @param provider the provider entry
+	 * @param region its region
+	 * @param model the model
+	 * @param state OK, THROTTLED or EXHAUSTED
+	 * @param binding the dimension that admits the fewest calls per minute for the recent
+	 * mix of calls
+	 * @param dimensions every limited dimension, the pool's and its account's
+	 * @param inFlight calls and tokens held now
+	 * @param derived Little's-law bounds from the observed latency
+	 * @param lastRateLimit the provider's last rate-limit answer, or {@code null}
+	 * @param estimateDrift how far input estimates are from the provider's counts
+	 * @param output reserved versus billed output, with a recommended {@code max_tokens}
+	 * @param warnings configuration that disagrees with what the provider reports
+	 */
+	public record PoolReport(String provider, String region, String model, QuotaState state, String binding,
+			Map<String, Object> dimensions, InFlight inFlight, Derived derived, RateLimit lastRateLimit,
+			Drift estimateDrift, Output output, List<String> warnings) {
+
+	}
+
+	/**
+	 * One provider entry's account.
+	 *
+	 * @param provider the provider entry
+	 * @param region its region
+	 * @param state OK, THROTTLED or EXHAUSTED
+	 * @param dimensions its limited dimensions
+	 */
+	public record AccountReport(String provider, String region, QuotaState state, Map<String, Object> dimensions) {
+
+	}
+
+	/**
+	 * A rate or daily dimension.
+	 *
+	 * @param limit the published limit, configured or reported
+	 * @param enforced {@code limit x headroom}
+	 * @param remaining what the provider's latest headers said, else the local books
+	 * @param reset when it is full again (ISO-8601), or {@code null}
+	 * @param source {@code server} or {@code local}
+	 * @param local the client's own bucket
+	 */
+	public record RateDimension(long limit, long enforced, long remaining, String reset, String source, Local local) {
+
+	}
+
+	/**
+	 * The client's own bucket.
+	 *
+	 * @param remaining units available now (negative while in debt)
+	 * @param capacity the most it holds
+	 */
+	public record Local(long remaining, long capacity) {
+
+	}
+
+	/**
+	 * A concurrency limit.
+	 *
+	 * @param limit the configured limit
+	 * @param enforced {@code limit x headroom}, at least 1
+	 * @param inUse calls holding a slot now
+	 */
+	public record GateDimension(long limit, long enforced, long inUse) {
+
+	}
+
+	/**
+	 * What calls in flight hold.
+	 *
+	 * @param requests calls
+	 * @param tokens input estimates plus output ceilings
+	 */
+	public record InFlight(long requests, long tokens) {
+
+	}
+
+	/**
+	 * Little's law on the observed latency of whole calls.
+	 *
+	 * @param latencyMs the latency, request sent to last byte
+	 * @param inFlightCalls {@code requests-per-minute / 60 x headroom x latency}
+	 * @param inFlightTokens the tightest token bound, each token dimension weighted by
+	 * its units
+	 */
+	public record Derived(long latencyMs, Double inFlightCalls, Long inFlightTokens) {
+
+	}
+
+	/**
+	 * The provider's last rate-limit answer.
+	 *
+	 * @param at when (ISO-8601)
+	 * @param dimension the dimension it named, or {@code unknown}
+	 * @param waitMs the wait it asked for
+	 */
+	public record RateLimit(String at, String dimension, long waitMs) {
+
+	}
+
+	/**
+	 * Input estimate drift.
+	 *
+	 * @param ratio actual / estimated, weighted toward recent calls; later estimates are
+	 * multiplied by it
+	 * @param samples calls that reported their input
+	 */
+	public record Drift(double ratio, long samples) {
+
+	}
+
+	/**
+	 * Reserved versus billed output.
+	 *
+	 * @param reserved output tokens reserved by calls that reported usage
+	 * @param billed output tokens they were billed
+	 * @param p99 the 99th percentile of generated output, or {@code null}
+	 * @param recommendedMaxTokens a {@code max_tokens} that fits what is generated (p99
+	 * plus a fifth), shown when calls reserve over four times what they use; or
+	 * {@code null}
+	 */
+	public record Output(long reserved, long billed, Long p99, Long recommendedMaxTokens) {
+
+	}
+
+}

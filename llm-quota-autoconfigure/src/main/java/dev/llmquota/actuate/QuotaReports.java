@@ -1,0 +1,162 @@
+package dev.llmquota.actuate;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.llmquota.core.Account;
+import dev.llmquota.core.Binding;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.BucketState;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Limits;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.PoolSnapshot;
+import dev.llmquota.core.PoolStats;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaSettings;
+import dev.llmquota.core.ServerLimit;
+
+/**
+ * Assembles {@link QuotaReport}s from the engine's books. Shows limits, counts and times
+ * only: no header other than rate-limit values, no prompt, no key.
+ */
+public final class QuotaReports {
+
+	private final QuotaEngine engine;
+
+	/**
+	 * Creates the assembler.
+	 * @param engine the engine
+	 */
+	public QuotaReports(QuotaEngine engine) {
+		this.engine = engine;
+	}
+
+	/**
+	 * Returns the report of every provider entry, or of one.
+	 * @param provider the provider entry's id, or {@code null} for all
+	 * @return the report
+	 */
+	public QuotaReport report(String provider) {
+		List<QuotaReport.PoolReport> pools = new ArrayList<>();
+		for (Pool pool : this.engine.pools()) {
+			if (provider == null || provider.equals(pool.provider())) {
+				pools.add(pool(pool));
+			}
+		}
+		List<QuotaReport.AccountReport> accounts = new ArrayList<>();
+		for (Account account : this.engine.accounts()) {
+			if (provider == null || provider.equals(account.provider().id())) {
+				accounts.add(account(account));
+			}
+		}
+		return new QuotaReport(pools, accounts);
+	}
+
+	private QuotaReport.PoolReport pool(Pool pool) {
+		QuotaSettings settings = this.engine.config().settings();
+		PoolSnapshot snapshot = this.engine.snapshot(pool);
+		Map<String, Object> dimensions = new LinkedHashMap<>();
+		List<String> warnings = new ArrayList<>();
+		Map<Dimension, ServerLimit> server = pool.serverLimits();
+		for (PoolSnapshot.BucketSnapshot bucket : snapshot.buckets()) {
+			BucketSpec spec = bucket.bucket();
+			boolean own = spec.scope() == BucketSpec.Scope.POOL;
+			Limits limits = own ? pool.limits() : pool.account().limits();
+			ServerLimit reported = own ? server.get(spec.dimension()) : null;
+			String key = own ? spec.dimension().id() : "account:" + spec.dimension().id();
+			dimensions.put(key, rate(spec, limits, reported, bucket.remaining(), bucket.untilFull()));
+			if (reported != null && reported.limit() != null && !pool.learned(spec.dimension())
+					&& !reported.limit().equals(limits.asMap().get(spec.dimension()))) {
+				warnings.add(spec.dimension().id() + " is configured as " + limits.asMap().get(spec.dimension())
+						+ " but the provider reports " + reported.limit());
+			}
+		}
+		for (PoolSnapshot.GateSnapshot gate : snapshot.gates()) {
+			if (!gate.derived()) {
+				boolean own = gate.scope() == BucketSpec.Scope.POOL;
+				Limits limits = own ? pool.limits() : pool.account().limits();
+				String key = own ? gate.dimension().id() : "account:" + gate.dimension().id();
+				dimensions.put(key, new QuotaReport.GateDimension(limits.asMap().get(gate.dimension()), gate.capacity(),
+						gate.inUse()));
+			}
+		}
+		Dimension binding = Binding.of(pool, settings);
+		PoolStats stats = pool.stats();
+		PoolStats.RateLimited last = stats.lastRateLimit();
+		return new QuotaReport.PoolReport(pool.provider(), pool.region(), pool.model(), this.engine.state(pool),
+				(binding != null) ? binding.id() : null, dimensions,
+				new QuotaReport.InFlight(stats.inFlightCalls(), stats.inFlightTokens()), derived(pool, settings),
+				(last != null)
+						? new QuotaReport.RateLimit(last.at().toString(),
+								(last.dimension() != null) ? last.dimension().id() : "unknown", last.delay().toMillis())
+						: null,
+				new QuotaReport.Drift(Math.round(pool.drift().ratio() * 1000) / 1000.0, pool.drift().samples()),
+				output(stats), warnings);
+	}
+
+	private QuotaReport.AccountReport account(Account account) {
+		Map<String, Object> dimensions = new LinkedHashMap<>();
+		long now = this.engine.clock().nanoTime();
+		Instant wallNow = this.engine.clock().instant();
+		for (BucketSpec bucket : account.buckets()) {
+			BucketState state = this.engine.store().state(bucket, now, wallNow);
+			dimensions.put(bucket.dimension().id(),
+					rate(bucket, account.limits(), null, state.remaining(), Duration.ofNanos(state.nanosUntilFull())));
+		}
+		return new QuotaReport.AccountReport(account.provider().id(), account.provider().region(),
+				this.engine.state(account), dimensions);
+	}
+
+	private QuotaReport.RateDimension rate(BucketSpec bucket, Limits limits, ServerLimit reported, long localRemaining,
+			Duration untilFull) {
+		Long configured = limits.asMap().get(bucket.dimension());
+		long limit = (configured != null) ? configured : bucket.enforced();
+		QuotaReport.Local local = new QuotaReport.Local(localRemaining, bucket.capacity());
+		if (reported != null && reported.remaining() != null) {
+			return new QuotaReport.RateDimension(limit, bucket.enforced(), reported.remaining(),
+					(reported.reset() != null) ? reported.reset().toString() : null, "server", local);
+		}
+		String reset = (untilFull.isZero()) ? null : this.engine.clock().instant().plus(untilFull).toString();
+		return new QuotaReport.RateDimension(limit, bucket.enforced(), localRemaining, reset, "local", local);
+	}
+
+	private static QuotaReport.Derived derived(Pool pool, QuotaSettings settings) {
+		long latency = pool.latencyNanos();
+		double minutes = latency / 60e9;
+		Double calls = null;
+		Long tokens = null;
+		for (Limits limits : new Limits[] { pool.limits(), pool.account().limits() }) {
+			for (Map.Entry<Dimension, Long> limit : limits.asMap().entrySet()) {
+				if (limit.getKey().kind() != Dimension.Kind.RATE) {
+					continue;
+				}
+				double bound = settings.enforced(limit.getValue()) * minutes;
+				if (limit.getKey() == Dimension.REQUESTS_PER_MINUTE) {
+					calls = (calls == null) ? bound : Math.min(calls, bound);
+				}
+				else {
+					long floor = (long) Math.floor(bound);
+					tokens = (tokens == null) ? floor : Math.min(tokens, floor);
+				}
+			}
+		}
+		return new QuotaReport.Derived(Duration.ofNanos(latency).toMillis(),
+				(calls != null) ? Math.round(calls * 10) / 10.0 : null, tokens);
+	}
+
+	private static QuotaReport.Output output(PoolStats stats) {
+		long p99 = stats.outputP99();
+		Long recommended = null;
+		if (p99 >= 0 && stats.outputSamples() >= 20 && stats.reservedOutput() > 4 * Math.max(1, stats.billedOutput())) {
+			recommended = (long) Math.ceil(p99 * 1.2);
+		}
+		return new QuotaReport.Output(stats.reservedOutput(), stats.billedOutput(), (p99 >= 0) ? p99 : null,
+				recommended);
+	}
+
+}

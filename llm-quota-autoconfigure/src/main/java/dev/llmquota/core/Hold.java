@@ -1,0 +1,98 @@
+package dev.llmquota.core;
+
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * What the provider imposed on a pool or an account beyond its buckets: rate-limit
+ * penalties per dimension (nothing admitted until they pass) and an administrative
+ * exhaustion (calls fail fast, one probe now and then where no reset is known).
+ * Thread-safe.
+ */
+public final class Hold {
+
+	private final Map<Dimension, Long> penalties = new EnumMap<>(Dimension.class);
+
+	private Exhaustion exhaustion;
+
+	/**
+	 * An administrative quota reported spent.
+	 *
+	 * @param dimension the dimension concerned, or {@code null} for a billing answer
+	 * @param reason what the provider said, for people
+	 * @param until when the quota comes back, or {@code null} if unknown (then probes)
+	 * @param nextProbe the monotonic time the next probe call may go, where the reset is
+	 * unknown
+	 */
+	public record Exhaustion(Dimension dimension, String reason, Instant until, long nextProbe) {
+
+	}
+
+	synchronized void penalize(Dimension dimension, long untilNanos) {
+		this.penalties.merge(dimension, untilNanos, Math::max);
+	}
+
+	/** Returns the latest end of a penalty in force, or {@code 0} if none is. */
+	synchronized long penaltyEnd(long now) {
+		long end = 0;
+		for (Map.Entry<Dimension, Long> penalty : this.penalties.entrySet()) {
+			if (penalty.getValue() > now) {
+				end = Math.max(end, penalty.getValue());
+			}
+		}
+		return end;
+	}
+
+	/** Returns the dimension whose penalty lasts longest now, or {@code null}. */
+	synchronized Dimension penalized(long now) {
+		Dimension longest = null;
+		long end = now;
+		for (Map.Entry<Dimension, Long> penalty : this.penalties.entrySet()) {
+			if (penalty.getValue() > end) {
+				end = penalty.getValue();
+				longest = penalty.getKey();
+			}
+		}
+		return longest;
+	}
+
+	synchronized void exhaust(Exhaustion exhaustion) {
+		this.exhaustion = exhaustion;
+	}
+
+	/** Returns the exhaustion in force, clearing one whose reset has passed. */
+	synchronized Exhaustion exhaustion(Instant wallNow) {
+		if (this.exhaustion != null && this.exhaustion.until() != null && !wallNow.isBefore(this.exhaustion.until())) {
+			this.exhaustion = null;
+		}
+		return this.exhaustion;
+	}
+
+	/**
+	 * Lets one probe call through if one is due.
+	 * @return whether the caller may send the probe
+	 */
+	synchronized boolean takeProbe(long now, long intervalNanos) {
+		if (this.exhaustion == null || this.exhaustion.until() != null || now < this.exhaustion.nextProbe()) {
+			return false;
+		}
+		this.exhaustion = new Exhaustion(this.exhaustion.dimension(), this.exhaustion.reason(), null,
+				now + intervalNanos);
+		return true;
+	}
+
+	synchronized boolean clearExhaustion() {
+		boolean had = this.exhaustion != null;
+		this.exhaustion = null;
+		return had;
+	}
+
+	synchronized QuotaState state(long now, Instant wallNow) {
+		if (exhaustion(wallNow) != null) {
+			return QuotaState.EXHAUSTED;
+		}
+		return (penaltyEnd(now) > 0) ? QuotaState.THROTTLED : QuotaState.OK;
+	}
+
+}

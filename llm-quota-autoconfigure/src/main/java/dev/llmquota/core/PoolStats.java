@@ -1,0 +1,142 @@
+package dev.llmquota.core;
+
+import java.util.Arrays;
+
+/**
+ * What one pool's calls looked like: how many are in flight and how many tokens they
+ * hold, the average call (for which bucket binds), and reserved versus billed output (for
+ * a better {@code max_tokens}). Thread-safe.
+ */
+public final class PoolStats {
+
+	private static final int OUTPUT_SAMPLES = 1024;
+
+	private long inFlightCalls;
+
+	private long inFlightTokens;
+
+	private double meanInput;
+
+	private double meanOutputCeiling;
+
+	private long calls;
+
+	private long reservedOutput;
+
+	private long billedOutput;
+
+	private final long[] outputs = new long[OUTPUT_SAMPLES];
+
+	private RateLimited lastRateLimit;
+
+	/**
+	 * The provider's last rate-limit answer to this pool.
+	 *
+	 * @param at when it came
+	 * @param dimension the dimension it named, or {@code null} if unknown
+	 * @param delay the wait it asked for
+	 */
+	public record RateLimited(java.time.Instant at, Dimension dimension, java.time.Duration delay) {
+
+	}
+
+	private int outputCount;
+
+	synchronized void admitted(Demand demand) {
+		this.inFlightCalls++;
+		this.inFlightTokens += demand.inputTokens() + demand.outputCeiling();
+		// the average call of the recent mix: 20 calls weigh about as much as all before
+		// them
+		double weight = (this.calls < 20) ? 1.0 / (this.calls + 1) : 0.05;
+		this.meanInput += (demand.inputTokens() - this.meanInput) * weight;
+		this.meanOutputCeiling += (demand.outputCeiling() - this.meanOutputCeiling) * weight;
+		this.calls++;
+	}
+
+	synchronized void released(Demand demand) {
+		this.inFlightCalls = Math.max(0, this.inFlightCalls - 1);
+		this.inFlightTokens = Math.max(0, this.inFlightTokens - demand.inputTokens() - demand.outputCeiling());
+	}
+
+	synchronized void output(long reserved, long billed, long generated) {
+		this.reservedOutput += reserved;
+		this.billedOutput += billed;
+		this.outputs[this.outputCount % OUTPUT_SAMPLES] = generated;
+		this.outputCount++;
+	}
+
+	synchronized void rateLimited(RateLimited answer) {
+		this.lastRateLimit = answer;
+	}
+
+	/**
+	 * Returns the provider's last rate-limit answer.
+	 * @return the answer, or {@code null} if there was none
+	 */
+	public synchronized RateLimited lastRateLimit() {
+		return this.lastRateLimit;
+	}
+
+	/**
+	 * Returns the calls holding slots now.
+	 * @return calls in flight
+	 */
+	public synchronized long inFlightCalls() {
+		return this.inFlightCalls;
+	}
+
+	/**
+	 * Returns the tokens (input estimate plus output ceiling) held by calls in flight.
+	 * @return tokens in flight
+	 */
+	public synchronized long inFlightTokens() {
+		return this.inFlightTokens;
+	}
+
+	/**
+	 * Returns the average call of the recent mix, or {@code null} before the first call.
+	 * @return the average demand
+	 */
+	public synchronized Demand meanDemand() {
+		return (this.calls == 0) ? null : new Demand(Math.round(this.meanInput), Math.round(this.meanOutputCeiling));
+	}
+
+	/**
+	 * Returns the output tokens reserved by calls that reported usage.
+	 * @return reserved output tokens
+	 */
+	public synchronized long reservedOutput() {
+		return this.reservedOutput;
+	}
+
+	/**
+	 * Returns the output tokens those calls were billed.
+	 * @return billed output tokens
+	 */
+	public synchronized long billedOutput() {
+		return this.billedOutput;
+	}
+
+	/**
+	 * Returns the 99th percentile of generated output over the last calls.
+	 * @return the p99 of output tokens, or -1 before any usage
+	 */
+	public synchronized long outputP99() {
+		int count = Math.min(this.outputCount, OUTPUT_SAMPLES);
+		if (count == 0) {
+			return -1;
+		}
+		long[] sorted = Arrays.copyOf(this.outputs, count);
+		Arrays.sort(sorted);
+		return sorted[Math.min(count - 1, (int) Math.ceil(count * 0.99) - 1)];
+	}
+
+	/**
+	 * Returns how many calls reported usage.
+	 * @return the number of output samples
+	 */
+	public synchronized long outputSamples() {
+		return this.outputCount;
+	}
+
+}

@@ -1,0 +1,64 @@
+package dev.llmquota.core;
+
+/**
+ * What the engine tells observers (metrics) as calls pass; every method defaults to
+ * nothing. Called outside the engine's locks; implementations must be quick and must not
+ * throw.
+ */
+public interface QuotaEvents {
+
+	/** Observers that do nothing. */
+	QuotaEvents NONE = new QuotaEvents() {
+	};
+
+	/**
+	 * A pool was created (configured at start, or made for an unlisted model).
+	 * @param pool the pool
+	 */
+	default void poolCreated(Pool pool) {
+	}
+
+	/**
+	 * A pool made for an unlisted model was evicted by {@code max-pools}.
+	 * @param pool the pool
+	 */
+	default void poolEvicted(Pool pool) {
+	}
+
+	/**
+	 * A call was admitted.
+	 * @param pool its pool
+	 * @param priority its class
+	 * @param waitedNanos how long it waited
+	 */
+	default void admitted(Pool pool, Priority priority, long waitedNanos) {
+	}
+
+	/**
+	 * A call's usage was taken into the books.
+	 * @param pool its pool
+	 * @param demand what it reserved
+	 * @param usage what it used
+	 * @param reservedOutput the output tokens it reserved (after burndown)
+	 * @param billedOutput the output tokens it was billed (after burndown)
+	 */
+	default void reconciled(Pool pool, Demand demand, Usage usage, long reservedOutput, long billedOutput) {
+	}
+
+	/**
+	 * An input estimate was compared with the provider's count.
+	 * @param pool the pool
+	 * @param ratio actual / estimated
+	 */
+	default void drift(Pool pool, double ratio) {
+	}
+
+	/**
+	 * The provider answered with a rate limit.
+	 * @param pool the pool
+	 * @param dimension the dimension it named, or {@code null} if unknown
+	 */
+	default void throttled(Pool pool, Dimension dimension) {
+	}
+
+}

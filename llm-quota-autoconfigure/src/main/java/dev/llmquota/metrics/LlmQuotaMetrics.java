@@ -1,0 +1,216 @@
+package dev.llmquota.metrics;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Demand;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.Priority;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaEvents;
+import dev.llmquota.core.ServerLimit;
+import dev.llmquota.core.Usage;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+/**
+ * Micrometer meters of llm-quota: limits and remaining per dimension, calls in flight,
+ * admission waits, provider rate-limit answers, estimate drift and reserved versus billed
+ * output. Gauges of a pool evicted by {@code max-pools} are removed with it.
+ */
+public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
+
+	static final String LIMIT = "llm.quota.limit";
+
+	static final String REMAINING = "llm.quota.remaining";
+
+	static final String IN_FLIGHT = "llm.quota.in.flight";
+
+	static final String WAIT = "llm.quota.wait";
+
+	static final String THROTTLED = "llm.quota.throttled";
+
+	static final String DRIFT = "llm.quota.estimate.drift";
+
+	static final String OUTPUT_RESERVED = "llm.quota.output.reserved";
+
+	static final String OUTPUT_BILLED = "llm.quota.output.billed";
+
+	private final QuotaEngine engine;
+
+	private volatile MeterRegistry registry;
+
+	private final Map<Pool, List<Meter>> gauges = new ConcurrentHashMap<>();
+
+	/**
+	 * Creates the binder.
+	 * @param engine the engine
+	 */
+	public LlmQuotaMetrics(QuotaEngine engine) {
+		this.engine = engine;
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		this.registry = registry;
+		this.engine.addListener(this);
+	}
+
+	@Override
+	public void poolCreated(Pool pool) {
+		MeterRegistry registry = this.registry;
+		if (registry == null || this.gauges.containsKey(pool)) {
+			return;
+		}
+		List<Meter> meters = new ArrayList<>();
+		for (Dimension dimension : Dimension.values()) {
+			if (dimension.kind() == Dimension.Kind.CONCURRENCY) {
+				continue;
+			}
+			for (BucketSpec.Scope scope : BucketSpec.Scope.values()) {
+				Tags tags = tags(pool).and("scope", scope.id(), "dimension", dimension.id());
+				boolean limited = (scope == BucketSpec.Scope.POOL ? pool.limits() : pool.account().limits()).asMap()
+					.containsKey(dimension);
+				if (!limited && scope == BucketSpec.Scope.ACCOUNT) {
+					continue;
+				}
+				meters.add(Gauge.builder(LIMIT, () -> limit(pool, scope, dimension))
+					.description("Published limit of a dimension, configured or reported by the provider")
+					.baseUnit(unit(dimension))
+					.tags(tags)
+					.strongReference(true)
+					.register(registry));
+				meters.add(Gauge.builder(REMAINING, () -> localRemaining(pool, scope, dimension))
+					.description("Units left in the client's own bucket")
+					.baseUnit(unit(dimension))
+					.tags(tags.and("source", "local"))
+					.strongReference(true)
+					.register(registry));
+				if (scope == BucketSpec.Scope.POOL) {
+					meters.add(Gauge.builder(REMAINING, () -> serverRemaining(pool, dimension))
+						.description("Units left as the provider's latest rate-limit headers said")
+						.baseUnit(unit(dimension))
+						.tags(tags.and("source", "server"))
+						.strongReference(true)
+						.register(registry));
+				}
+			}
+		}
+		meters.add(Gauge.builder(IN_FLIGHT, pool.stats(), (stats) -> stats.inFlightCalls())
+			.description("Calls admitted and not yet ended")
+			.baseUnit("requests")
+			.tags(tags(pool).and("scope", "pool"))
+			.strongReference(true)
+			.register(registry));
+		this.gauges.put(pool, meters);
+	}
+
+	@Override
+	public void poolEvicted(Pool pool) {
+		List<Meter> meters = this.gauges.remove(pool);
+		MeterRegistry registry = this.registry;
+		if (meters != null && registry != null) {
+			meters.forEach(registry::remove);
+		}
+	}
+
+	@Override
+	public void admitted(Pool pool, Priority priority, long waitedNanos) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			Timer.builder(WAIT)
+				.description("Time from a call to its admission")
+				.tags(tags(pool).and("priority", priority.name()))
+				.register(registry)
+				.record(waitedNanos, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	@Override
+	public void reconciled(Pool pool, Demand demand, Usage usage, long reservedOutput, long billedOutput) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			Counter.builder(OUTPUT_RESERVED)
+				.description("Output tokens reserved at admission by calls that reported usage")
+				.baseUnit("tokens")
+				.tags(tags(pool))
+				.register(registry)
+				.increment(reservedOutput);
+			Counter.builder(OUTPUT_BILLED)
+				.description("Output tokens those calls were billed")
+				.baseUnit("tokens")
+				.tags(tags(pool))
+				.register(registry)
+				.increment(billedOutput);
+		}
+	}
+
+	@Override
+	public void drift(Pool pool, double ratio) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			DistributionSummary.builder(DRIFT)
+				.description("Input tokens the provider counted over those estimated, per call")
+				.baseUnit("ratio")
+				.tags(tags(pool))
+				.register(registry)
+				.record(ratio);
+		}
+	}
+
+	@Override
+	public void throttled(Pool pool, Dimension dimension) {
+		MeterRegistry registry = this.registry;
+		if (registry != null) {
+			Counter.builder(THROTTLED)
+				.description("Rate-limit answers from the provider")
+				.baseUnit("answers")
+				.tags(tags(pool).and("dimension", (dimension != null) ? dimension.id() : "unknown"))
+				.register(registry)
+				.increment();
+		}
+	}
+
+	private static Tags tags(Pool pool) {
+		return Tags.of("provider", pool.provider(), "region", pool.region(), "model", pool.model());
+	}
+
+	private static String unit(Dimension dimension) {
+		return dimension.countsTokens() ? "tokens" : "requests";
+	}
+
+	private static double limit(Pool pool, BucketSpec.Scope scope, Dimension dimension) {
+		Long limit = ((scope == BucketSpec.Scope.POOL) ? pool.limits() : pool.account().limits()).asMap()
+			.get(dimension);
+		return (limit != null) ? limit : Double.NaN;
+	}
+
+	private double localRemaining(Pool pool, BucketSpec.Scope scope, Dimension dimension) {
+		List<BucketSpec> buckets = (scope == BucketSpec.Scope.POOL) ? pool.buckets() : pool.account().buckets();
+		for (BucketSpec bucket : buckets) {
+			if (bucket.dimension() == dimension) {
+				Instant wallNow = this.engine.clock().instant();
+				return this.engine.store().state(bucket, this.engine.clock().nanoTime(), wallNow).remaining();
+			}
+		}
+		return Double.NaN;
+	}
+
+	private static double serverRemaining(Pool pool, Dimension dimension) {
+		ServerLimit reported = pool.serverLimits().get(dimension);
+		return (reported != null && reported.remaining() != null) ? reported.remaining() : Double.NaN;
+	}
+
+}

@@ -1,0 +1,4 @@
+/**
+ * Micrometer meters of llm-quota.
+ */
+package dev.llmquota.metrics;

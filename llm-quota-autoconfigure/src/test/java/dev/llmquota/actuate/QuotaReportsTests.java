@@ -1,0 +1,162 @@
+package dev.llmquota.actuate;
+
+import java.time.Duration;
+
+import dev.llmquota.core.Calls;
+import dev.llmquota.core.Demand;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.ManualClock;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaState;
+import dev.llmquota.core.ServerLimit;
+import dev.llmquota.core.TestConfigs;
+import dev.llmquota.core.Usage;
+import dev.llmquota.store.LocalQuotaStore;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
+import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What {@code /actuator/llmquota} shows, from known traffic on a manual clock.
+ */
+class QuotaReportsTests {
+
+	private final ManualClock clock = new ManualClock();
+
+	@Test
+	void bindingFlipsFromRequestsToInputTokensWhenPromptsGrowFrom250To3200Tokens() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.model("summariser", limits(REQUESTS_PER_MINUTE, 500, INPUT_TOKENS_PER_MINUTE, 200_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "summariser");
+		QuotaReports reports = new QuotaReports(engine);
+		for (int i = 0; i < 30; i++) {
+			Calls.acquire(engine, pool, new Demand(250, 256)).permit().complete(new Usage(250, 0, 40));
+			this.clock.advance(Duration.ofMillis(200));
+		}
+		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("requests-per-minute");
+		for (int i = 0; i < 30; i++) {
+			this.clock.advance(Duration.ofSeconds(2));
+			Calls.acquire(engine, pool, new Demand(3_200, 256)).permit().complete(new Usage(3_200, 0, 40));
+		}
+		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("input-tokens-per-minute");
+	}
+
+	@Test
+	void derivedBoundsFollowLittlesLawOnTheSeedsNumbers() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.expectedLatency(Duration.ofMillis(1400))
+			.model("summariser", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 200_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		QuotaReport.Derived derived = new QuotaReports(engine).report(null).pools().get(0).derived();
+		assertThat(derived.latencyMs()).isEqualTo(1400);
+		assertThat(derived.inFlightCalls()).isEqualTo(9.3);
+		assertThat(derived.inFlightTokens()).isEqualTo(3_733);
+	}
+
+	@Test
+	void theJsonShowsEveryDimensionFieldForFieldAsTheContractSays() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.account(limits(TOKENS_PER_MINUTE, 3_000_000))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 30_000, CONCURRENT_REQUESTS, 64))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.Call call = Calls.acquire(engine, pool, new Demand(500, 60));
+		engine.observe(pool, java.util.List
+			.of(new ServerLimit(REQUESTS_PER_MINUTE, 500L, 197L, java.time.Instant.parse("2026-11-30T12:00:34Z"))));
+		JsonNode json = JsonMapper.shared().valueToTree(new QuotaReports(engine).report(null));
+		JsonNode entry = json.path("pools").get(0);
+		assertThat(entry.path("provider").asString()).isEqualTo("openai");
+		assertThat(entry.path("region").asString()).isEqualTo("us");
+		assertThat(entry.path("model").asString()).isEqualTo("gpt-4o");
+		assertThat(entry.path("state").asString()).isEqualTo("OK");
+		JsonNode requests = entry.path("dimensions").path("requests-per-minute");
+		assertThat(requests.path("limit").asLong()).isEqualTo(500);
+		assertThat(requests.path("enforced").asLong()).isEqualTo(400);
+		assertThat(requests.path("remaining").asLong()).isEqualTo(197);
+		assertThat(requests.path("reset").asString()).isEqualTo("2026-11-30T12:00:34Z");
+		assertThat(requests.path("source").asString()).isEqualTo("server");
+		assertThat(requests.path("local").path("capacity").asLong()).isEqualTo(13);
+		assertThat(requests.path("local").path("remaining").asLong()).isEqualTo(12);
+		JsonNode tokens = entry.path("dimensions").path("tokens-per-minute");
+		assertThat(tokens.path("source").asString()).isEqualTo("local");
+		assertThat(tokens.path("remaining").asLong()).isEqualTo(800 - 560);
+		assertThat(tokens.has("reset")).isTrue();
+		JsonNode concurrency = entry.path("dimensions").path("concurrent-requests");
+		assertThat(concurrency.path("limit").asLong()).isEqualTo(64);
+		assertThat(concurrency.path("enforced").asLong()).isEqualTo(51);
+		assertThat(concurrency.path("inUse").asLong()).isEqualTo(1);
+		assertThat(concurrency.has("remaining")).isFalse();
+		assertThat(entry.path("dimensions").path("account:tokens-per-minute").path("enforced").asLong())
+			.isEqualTo(2_400_000);
+		assertThat(entry.path("inFlight").path("requests").asLong()).isEqualTo(1);
+		assertThat(entry.path("inFlight").path("tokens").asLong()).isEqualTo(560);
+		assertThat(entry.path("derived").path("latencyMs").asLong()).isEqualTo(1400);
+		JsonNode account = json.path("accounts").get(0);
+		assertThat(account.path("state").asString()).isEqualTo("OK");
+		assertThat(account.path("dimensions").path("tokens-per-minute").path("limit").asLong()).isEqualTo(3_000_000);
+		assertThat(account.path("dimensions").path("tokens-per-minute").path("source").asString()).isEqualTo("local");
+		call.permit().complete(new Usage(500, 0, 60));
+	}
+
+	@Test
+	void recommendsAMaxTokensWhenReservationFarExceedsUse() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.model("m", limits(TOKENS_PER_MINUTE, 10_000_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		for (int i = 1; i <= 100; i++) {
+			Calls.acquire(engine, pool, new Demand(100, 4_096)).permit().complete(new Usage(100, 0, i));
+		}
+		QuotaReport.Output output = new QuotaReports(engine).report(null).pools().get(0).output();
+		assertThat(output.reserved()).isEqualTo(409_600);
+		assertThat(output.billed()).isEqualTo(5_050);
+		assertThat(output.p99()).isEqualTo(99);
+		assertThat(output.recommendedMaxTokens()).isEqualTo(119);
+	}
+
+	@Test
+	void warnsWhenAConfiguredLimitDiffersFromWhatTheProviderReports() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		engine.observe(pool, java.util.List.of(new ServerLimit(TOKENS_PER_MINUTE, 800_000L, 790_000L, null)));
+		assertThat(new QuotaReports(engine).report(null).pools().get(0).warnings())
+			.containsExactly("tokens-per-minute is configured as 30000 but the provider reports 800000");
+	}
+
+	@Test
+	void statesShowPenaltiesAndExhaustion() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 30_000))
+			.model("o3", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool gpt = engine.pool("openai", "gpt-4o");
+		engine.penalize(gpt, Dimension.TOKENS_PER_MINUTE, Duration.ofSeconds(2));
+		assertThat(engine.state(gpt)).isEqualTo(QuotaState.THROTTLED);
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(engine.state(gpt)).isEqualTo(QuotaState.OK);
+		engine.exhaust(gpt, true, null, "insufficient_quota", null);
+		assertThat(engine.state(engine.pool("openai", "o3"))).isEqualTo(QuotaState.EXHAUSTED);
+		assertThat(new QuotaReports(engine).report(null).accounts().get(0).state()).isEqualTo(QuotaState.EXHAUSTED);
+		engine.resetExhausted("openai", null);
+		assertThat(engine.state(gpt)).isEqualTo(QuotaState.OK);
+	}
+
+}

@@ -1,0 +1,78 @@
+package dev.llmquota.autoconfigure;
+
+import dev.llmquota.actuate.LlmQuotaEndpoint;
+import dev.llmquota.actuate.LlmQuotaHealthIndicator;
+import dev.llmquota.metrics.LlmQuotaMetrics;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Wiring of the endpoint, health indicator and meters.
+ */
+class LlmQuotaActuatorAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(LlmQuotaAutoConfiguration.class,
+				LlmQuotaEndpointAutoConfiguration.class, LlmQuotaHealthAutoConfiguration.class,
+				LlmQuotaMetricsAutoConfiguration.class, EndpointAutoConfiguration.class))
+		.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com");
+
+	@Test
+	void theEndpointIsThereWhenExposed() {
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=llmquota")
+			.run((context) -> assertThat(context).hasSingleBean(LlmQuotaEndpoint.class));
+	}
+
+	@Test
+	void theEndpointIsAbsentWhenNotExposed() {
+		this.runner.run((context) -> assertThat(context).doesNotHaveBean(LlmQuotaEndpoint.class));
+	}
+
+	@Test
+	void theEndpointIsAbsentWhenItsAccessIsNone() {
+		this.runner
+			.withPropertyValues("management.endpoints.web.exposure.include=llmquota",
+					"management.endpoint.llmquota.access=NONE")
+			.run((context) -> assertThat(context).doesNotHaveBean(LlmQuotaEndpoint.class));
+	}
+
+	@Test
+	void healthAndMetricsAreThereByDefault() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(LlmQuotaHealthIndicator.class);
+			assertThat(context).hasSingleBean(LlmQuotaMetrics.class);
+			Health health = context.getBean(LlmQuotaHealthIndicator.class).health(true);
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+		});
+	}
+
+	@Test
+	void theHealthIndicatorCanBeSwitchedOff() {
+		this.runner.withPropertyValues("management.health.llmQuota.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(LlmQuotaHealthIndicator.class));
+	}
+
+	@Test
+	void nothingOfMicrometerWithoutMicrometer() {
+		this.runner.withClassLoader(new FilteredClassLoader(MeterBinder.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(LlmQuotaMetrics.class));
+	}
+
+	@Test
+	void nothingOfHealthWithoutTheHealthModule() {
+		this.runner.withClassLoader(new FilteredClassLoader(HealthIndicator.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(LlmQuotaHealthIndicator.class));
+	}
+
+}

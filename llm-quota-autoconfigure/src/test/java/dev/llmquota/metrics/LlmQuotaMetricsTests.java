@@ -1,0 +1,107 @@
+package dev.llmquota.metrics;
+
+import java.lang.ref.WeakReference;
+import java.time.Duration;
+
+import dev.llmquota.core.Calls;
+import dev.llmquota.core.Demand;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.ManualClock;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.Priority;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.TestConfigs;
+import dev.llmquota.core.Usage;
+import dev.llmquota.store.LocalQuotaStore;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Meter values after known traffic.
+ */
+class LlmQuotaMetricsTests {
+
+	private final ManualClock clock = new ManualClock();
+
+	private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+	private QuotaEngine engine(int maxPools) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.maxPools(maxPools)
+			.burstWindow(Duration.ofSeconds(60))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 30_000))
+			.template(limits(REQUESTS_PER_MINUTE, 100))
+			.engine(new LocalQuotaStore(), this.clock);
+		new LlmQuotaMetrics(engine).bindTo(this.registry);
+		return engine;
+	}
+
+	@Test
+	void gaugesShowLimitRemainingAndCallsInFlight() {
+		QuotaEngine engine = engine(10);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.Call call = Calls.acquire(engine, pool, new Demand(1_000, 200));
+		assertThat(gauge(LlmQuotaMetrics.LIMIT, Dimension.TOKENS_PER_MINUTE, "local", false)).isEqualTo(30_000);
+		assertThat(gauge(LlmQuotaMetrics.REMAINING, Dimension.TOKENS_PER_MINUTE, "local", true))
+			.isEqualTo(30_000 - 1_200);
+		assertThat(this.registry.get(LlmQuotaMetrics.IN_FLIGHT).tag("model", "gpt-4o").gauge().value()).isEqualTo(1);
+		call.permit().complete(new Usage(1_000, 0, 50));
+		assertThat(gauge(LlmQuotaMetrics.REMAINING, Dimension.TOKENS_PER_MINUTE, "local", true))
+			.isEqualTo(30_000 - 1_050);
+		assertThat(this.registry.get(LlmQuotaMetrics.IN_FLIGHT).tag("model", "gpt-4o").gauge().value()).isZero();
+	}
+
+	@Test
+	void waitsDriftAndOutputAreCounted() {
+		QuotaEngine engine = engine(10);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.acquire(engine, pool, new Demand(100, 200), Priority.BATCH, null)
+			.permit()
+			.complete(new Usage(100, 0, 20));
+		engine.recordDrift(pool, 100, 120);
+		assertThat(this.registry.get(LlmQuotaMetrics.WAIT).tag("priority", "BATCH").timer().count()).isEqualTo(1);
+		assertThat(this.registry.get(LlmQuotaMetrics.OUTPUT_RESERVED).counter().count()).isEqualTo(200);
+		assertThat(this.registry.get(LlmQuotaMetrics.OUTPUT_BILLED).counter().count()).isEqualTo(20);
+		assertThat(this.registry.get(LlmQuotaMetrics.DRIFT).summary().mean()).isEqualTo(1.2);
+	}
+
+	@Test
+	void meterNamesAndTagsAreThoseOfTheContract() {
+		QuotaEngine engine = engine(10);
+		engine.pool("openai", "gpt-4o");
+		assertThat(this.registry.get(LlmQuotaMetrics.LIMIT)
+			.tags("provider", "openai", "region", "us", "model", "gpt-4o", "scope", "pool", "dimension",
+					"requests-per-minute")
+			.gauge()
+			.getId()
+			.getDescription()).isNotBlank();
+		assertThat(this.registry.get(LlmQuotaMetrics.LIMIT).gauge().getId().getBaseUnit()).isNotBlank();
+	}
+
+	@Test
+	void gaugesOfAPoolSurviveGarbageCollectionAndGoWhenItIsEvicted() {
+		QuotaEngine engine = engine(1);
+		WeakReference<Pool> unlisted = new WeakReference<>(engine.pool("openai", "o3"));
+		System.gc();
+		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o3").gauge().value()).isEqualTo(100);
+		engine.pool("openai", "o4");
+		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o3").gauges()).isEmpty();
+		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o4").gauges()).isNotEmpty();
+		assertThat(unlisted.get()).isNotNull();
+	}
+
+	private double gauge(String name, Dimension dimension, String source, boolean remaining) {
+		var search = this.registry.get(name)
+			.tag("model", "gpt-4o")
+			.tag("scope", "pool")
+			.tag("dimension", dimension.id());
+		return (remaining ? search.tag("source", source) : search).gauge().value();
+	}
+
+}

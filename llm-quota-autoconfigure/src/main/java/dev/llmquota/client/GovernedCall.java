@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
 import dev.llmquota.core.Usage;
+import dev.llmquota.provider.Framing;
 import dev.llmquota.provider.HeaderLookup;
 import dev.llmquota.provider.ResponseReader;
 import dev.llmquota.provider.UsageAccumulator;
@@ -23,7 +24,7 @@ public final class GovernedCall {
 
 	private final QuotaPermit permit;
 
-	private final ResponseReader reader;
+	private volatile ResponseReader reader;
 
 	private final AtomicBoolean ended = new AtomicBoolean();
 
@@ -60,6 +61,10 @@ public final class GovernedCall {
 	 */
 	public void onResponse(int status, HeaderLookup headers) {
 		this.status = status;
+		Framing framing = framing(headers.get("Content-Type"), this.plan.framing());
+		if (framing != this.plan.framing()) {
+			this.reader = new ResponseReader(this.plan.route().dialect(), framing);
+		}
 		this.engine.observe(this.plan.pool(),
 				this.plan.route().dialect().rateLimits(headers, this.engine.clock().instant()));
 	}
@@ -81,26 +86,32 @@ public final class GovernedCall {
 		if (!this.ended.compareAndSet(false, true)) {
 			return;
 		}
-		this.reader.finish();
-		if (!successful()) {
-			refuseTokens();
-			this.permit.release();
-			return;
-		}
-		UsageAccumulator usage = this.reader.usage();
-		Usage reported = usage.usage(this.plan.demand().inputTokens());
-		if (reported != null) {
-			if (usage.reportedInput() != null) {
-				this.engine.recordDrift(this.plan.pool(), this.plan.rawEstimate(), usage.reportedInput());
+		try {
+			this.reader.finish();
+			if (!successful()) {
+				refuseTokens();
+				return;
 			}
-			this.permit.complete(reported);
-		}
-		else if (this.plan.streaming()) {
-			this.permit.complete(streamedSoFar(usage));
-		}
-		else {
+			UsageAccumulator usage = this.reader.usage();
+			Usage reported = usage.usage(this.plan.demand().inputTokens());
+			if (reported != null) {
+				if (usage.reportedInput() != null) {
+					this.engine.recordDrift(this.plan.pool(), this.plan.rawEstimate(), usage.reportedInput());
+				}
+				this.permit.reconcile(reported);
+			}
+			else if (this.plan.streaming()) {
+				this.permit.reconcile(streamedSoFar(usage));
+			}
 			// An answer without usage keeps its reservation: never under-charged.
-			this.permit.complete(null);
+		}
+		finally {
+			if (successful()) {
+				this.permit.complete(null);
+			}
+			else {
+				this.permit.release();
+			}
 		}
 	}
 
@@ -111,16 +122,20 @@ public final class GovernedCall {
 		if (!this.ended.compareAndSet(false, true)) {
 			return;
 		}
-		this.reader.finish();
-		UsageAccumulator usage = this.reader.usage();
-		Usage reported = usage.usage(this.plan.demand().inputTokens());
-		if (reported != null) {
-			this.permit.reconcile(reported);
+		try {
+			this.reader.finish();
+			UsageAccumulator usage = this.reader.usage();
+			Usage reported = usage.usage(this.plan.demand().inputTokens());
+			if (reported != null) {
+				this.permit.reconcile(reported);
+			}
+			else if (successful() && this.plan.streaming()) {
+				this.permit.reconcile(streamedSoFar(usage));
+			}
 		}
-		else if (successful() && this.plan.streaming()) {
-			this.permit.reconcile(streamedSoFar(usage));
+		finally {
+			this.permit.release();
 		}
-		this.permit.release();
 	}
 
 	/**
@@ -131,6 +146,30 @@ public final class GovernedCall {
 		if (this.ended.compareAndSet(false, true)) {
 			this.permit.release();
 		}
+	}
+
+	/**
+	 * The answer's content type says how it is framed; the request's shape is the
+	 * fallback.
+	 */
+	static Framing framing(String contentType, Framing planned) {
+		if (contentType == null) {
+			return planned;
+		}
+		String type = contentType.toLowerCase(java.util.Locale.ROOT);
+		if (type.startsWith("text/event-stream")) {
+			return Framing.SSE;
+		}
+		if (type.startsWith("application/x-ndjson") || type.startsWith("application/jsonl")) {
+			return Framing.NDJSON;
+		}
+		if (type.startsWith("application/json")) {
+			return Framing.JSON;
+		}
+		if (type.startsWith("application/vnd.amazon.eventstream")) {
+			return Framing.OPAQUE;
+		}
+		return planned;
 	}
 
 	private boolean successful() {
@@ -146,7 +185,7 @@ public final class GovernedCall {
 
 	/** A stream that ended without usage: its input, and what was streamed so far. */
 	private Usage streamedSoFar(UsageAccumulator usage) {
-		long input = this.plan.demand().inputTokens();
+		long input = (usage.reportedInput() != null) ? usage.reportedInput() : this.plan.demand().inputTokens();
 		return new Usage(input, 0, this.plan.estimator().outputTokens(usage.outputChars()));
 	}
 

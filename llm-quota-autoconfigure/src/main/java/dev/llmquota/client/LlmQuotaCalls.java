@@ -98,6 +98,18 @@ public final class LlmQuotaCalls {
 	public CallPlan plan(Route route, URI uri, byte[] body, Function<String, Object> attributes) {
 		Dialect dialect = route.dialect();
 		JsonNode json = parse(dialect, body);
+		try {
+			return plan(route, dialect, json, uri, body, attributes);
+		}
+		catch (RuntimeException ex) {
+			LogOnce.warn(dialect.id().id() + ": unexpected request", "llm-quota could not read a " + dialect.id().id()
+					+ " request (" + ex.getMessage() + "); it estimates it from its length");
+			return plan(route, dialect, null, uri, body, attributes);
+		}
+	}
+
+	private CallPlan plan(Route route, Dialect dialect, JsonNode json, URI uri, byte[] body,
+			Function<String, Object> attributes) {
 		Object modelAttribute = attributes.apply(LlmQuota.MODEL);
 		String model = (modelAttribute != null) ? modelAttribute.toString() : dialect.model(uri, json);
 		if (model == null || model.isBlank()) {

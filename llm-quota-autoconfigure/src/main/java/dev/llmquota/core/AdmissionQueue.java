@@ -9,6 +9,8 @@ import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.llmquota.BudgetExhaustedException;
@@ -27,6 +29,9 @@ import reactor.core.Disposable;
  */
 final class AdmissionQueue {
 
+	/** How many waiting calls one run of the queue tries to admit. */
+	static final int BACKFILL_WINDOW = 256;
+
 	private final Account account;
 
 	private final QuotaStore store;
@@ -44,6 +49,11 @@ final class AdmissionQueue {
 	private final ArrayDeque<Waiter> batch = new ArrayDeque<>();
 
 	private final Set<QuotaPermit> live = Collections.newSetFromMap(new IdentityHashMap<>());
+
+	/** Completions waiting to be signalled, run by one thread at a time (see emit). */
+	private final ConcurrentLinkedQueue<Runnable> signals = new ConcurrentLinkedQueue<>();
+
+	private final AtomicInteger signalling = new AtomicInteger();
 
 	private Disposable timer;
 
@@ -75,7 +85,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		after.forEach(Runnable::run);
+		emit(after);
 	}
 
 	/** The waiter's subscriber went away: leave the queue, or give back what it got. */
@@ -97,7 +107,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		after.forEach(Runnable::run);
+		emit(after);
 		if (permit != null) {
 			// Admitted, but the permit never reached the subscriber: the call never
 			// started.
@@ -132,7 +142,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		after.forEach(Runnable::run);
+		emit(after);
 	}
 
 	void reconcile(QuotaPermit permit, Usage usage) {
@@ -179,7 +189,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		after.forEach(Runnable::run);
+		emit(after);
 	}
 
 	void close() {
@@ -201,7 +211,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		after.forEach(Runnable::run);
+		emit(after);
 		permits.forEach(QuotaPermit::release);
 	}
 
@@ -236,6 +246,37 @@ final class AdmissionQueue {
 		}
 	}
 
+	/**
+	 * Signals admissions and failures outside the lock, one at a time: a caller that ends
+	 * its call inside the signal releases its slot, which admits the next waiter; that
+	 * signal is queued here instead of recursing, so a long queue cannot overflow the
+	 * stack.
+	 */
+	private void emit(List<Runnable> after) {
+		if (after.isEmpty()) {
+			return;
+		}
+		this.signals.addAll(after);
+		if (this.signalling.getAndIncrement() != 0) {
+			return;
+		}
+		int missed = 1;
+		do {
+			Runnable signal;
+			while ((signal = this.signals.poll()) != null) {
+				try {
+					signal.run();
+				}
+				catch (RuntimeException ex) {
+					// A subscriber's failure must not stop the signals of other callers.
+					Thread.currentThread().getUncaughtExceptionHandler().uncaughtException(Thread.currentThread(), ex);
+				}
+			}
+			missed = this.signalling.addAndGet(-missed);
+		}
+		while (missed != 0);
+	}
+
 	private void drain(List<Runnable> after) {
 		if (this.closed) {
 			return;
@@ -245,11 +286,18 @@ final class AdmissionQueue {
 		long nextWake = Long.MAX_VALUE;
 		Waiter head = null;
 		long headAt = now;
+		int tried = 0;
+		boolean admitted = false;
 		for (ArrayDeque<Waiter> queue : List.of(this.interactive, this.batch)) {
 			for (Iterator<Waiter> it = queue.iterator(); it.hasNext();) {
 				Waiter waiter = it.next();
-				long retryAt = attempt(waiter, head, headAt, now, wallNow, after);
+				// Beyond the backfill window only deadlines are checked, so one release
+				// costs
+				// little even behind a queue of thousands.
+				long retryAt = (tried++ < BACKFILL_WINDOW) ? attempt(waiter, head, headAt, now, wallNow, after)
+						: Long.MAX_VALUE;
 				if (waiter.state != Waiter.State.WAITING) {
+					admitted |= waiter.state == Waiter.State.ADMITTED;
 					it.remove();
 					continue;
 				}
@@ -266,6 +314,11 @@ final class AdmissionQueue {
 				}
 			}
 		}
+		if (admitted && tried > BACKFILL_WINDOW) {
+			// Calls beyond the window were not tried; the ones ahead made room, so run
+			// again.
+			nextWake = now;
+		}
 		schedule(nextWake, now);
 	}
 
@@ -278,6 +331,7 @@ final class AdmissionQueue {
 		if (exhausted(waiter, now, wallNow, after)) {
 			return Long.MAX_VALUE;
 		}
+		waiter.refreshCharges();
 		long penalty = Math.max(waiter.pool.hold().penaltyEnd(now), this.account.hold().penaltyEnd(now));
 		if (penalty > now) {
 			Dimension dimension = waiter.pool.hold().penalized(now);
@@ -411,7 +465,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		after.forEach(Runnable::run);
+		emit(after);
 	}
 
 	private void cancelTimer() {

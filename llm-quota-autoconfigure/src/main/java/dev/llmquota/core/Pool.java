@@ -116,16 +116,14 @@ public final class Pool {
 	}
 
 	/**
-	 * Returns the pool's (or, if the pool has none, the account's) bucket of a dimension.
+	 * Returns the pool's own bucket of a dimension.
 	 * @param dimension the dimension
-	 * @return the bucket, or {@code null} if neither limits that dimension
+	 * @return the bucket, or {@code null} if the pool does not limit that dimension
 	 */
 	public BucketSpec bucket(Dimension dimension) {
-		for (List<BucketSpec> scope : List.of(this.buckets, this.account.buckets())) {
-			for (BucketSpec bucket : scope) {
-				if (bucket.dimension() == dimension) {
-					return bucket;
-				}
+		for (BucketSpec bucket : this.buckets) {
+			if (bucket.dimension() == dimension) {
+				return bucket;
 			}
 		}
 		return null;

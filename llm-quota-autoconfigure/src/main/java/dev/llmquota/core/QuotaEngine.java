@@ -169,9 +169,10 @@ public final class QuotaEngine implements AutoCloseable {
 
 	/**
 	 * Takes what the provider's rate-limit headers said into the books. The server is the
-	 * authority: each reported dimension's bucket (the pool's, else the account's) is
-	 * lowered at once to {@code remaining - (1 - headroom) x limit}, never raised; a rate
-	 * limit nobody configured is learned and enforced from then on.
+	 * authority: each reported dimension's bucket of the pool is lowered at once to
+	 * {@code remaining - (1 - headroom) x limit}, never raised; a rate limit the pool
+	 * does not have is learned and enforced from then on. Headers describe the model's
+	 * limits, so the account's buckets are left to the local books.
 	 * @param pool the pool the call went to
 	 * @param reports what the headers said
 	 */
@@ -188,21 +189,13 @@ public final class QuotaEngine implements AutoCloseable {
 				pool.learn(report.dimension(), report.limit());
 				bucket = pool.bucket(report.dimension());
 			}
-			Long limit = (report.limit() != null) ? report.limit() : limitOf(pool, bucket);
+			Long limit = (report.limit() != null) ? report.limit() : pool.limits().asMap().get(report.dimension());
 			if (bucket == null || report.remaining() == null || limit == null) {
 				continue;
 			}
 			long reserve = (long) Math.ceil((1 - headroom) * limit);
 			this.store.lowerTo(bucket, report.remaining() - reserve, now);
 		}
-	}
-
-	private static Long limitOf(Pool pool, BucketSpec bucket) {
-		if (bucket == null) {
-			return null;
-		}
-		Limits limits = (bucket.scope() == BucketSpec.Scope.POOL) ? pool.limits() : pool.account().limits();
-		return limits.asMap().get(bucket.dimension());
 	}
 
 	/**

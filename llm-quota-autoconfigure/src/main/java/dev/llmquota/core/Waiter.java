@@ -30,7 +30,14 @@ final class Waiter {
 
 	final Priority priority;
 
-	final List<Charge> charges;
+	/**
+	 * What the call takes; made again when a limit is learned or changed while it waits.
+	 */
+	List<Charge> charges;
+
+	private List<BucketSpec> poolBuckets;
+
+	private List<BucketSpec> accountBuckets;
 
 	final List<GateUse> gateUses;
 
@@ -59,6 +66,8 @@ final class Waiter {
 		this.pool = pool;
 		this.demand = demand;
 		this.priority = priority;
+		this.poolBuckets = pool.buckets();
+		this.accountBuckets = pool.account().buckets();
 		this.charges = pool.charges(demand);
 		this.gateUses = gateUses(pool, demand);
 		this.enqueuedAt = now;
@@ -76,6 +85,17 @@ final class Waiter {
 			uses.add(new GateUse(gate, Gates.units(gate, demand, accounting)));
 		}
 		return List.copyOf(uses);
+	}
+
+	/** Takes limits learned or changed since the call was made into its charges. */
+	void refreshCharges() {
+		List<BucketSpec> own = this.pool.buckets();
+		List<BucketSpec> shared = this.pool.account().buckets();
+		if (own != this.poolBuckets || shared != this.accountBuckets) {
+			this.poolBuckets = own;
+			this.accountBuckets = shared;
+			this.charges = this.pool.charges(this.demand);
+		}
 	}
 
 	/** Returns the first gate the call does not fit now, or {@code null}. */

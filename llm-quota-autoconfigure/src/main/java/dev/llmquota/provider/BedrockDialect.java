@@ -57,8 +57,9 @@ final class BedrockDialect implements Dialect {
 	@Override
 	public void readBody(JsonNode body, UsageAccumulator usage) {
 		JsonNode counts = Json.at(body, "usage");
-		if (counts == null || !counts.isObject()) {
-			// InvokeModel with an Anthropic body
+		if (counts == null || !counts.isObject()
+				|| (Json.count(counts, "inputTokens") == null && Json.count(counts, "outputTokens") == null)) {
+			// InvokeModel with an Anthropic body: snake_case usage
 			AnthropicDialect.INSTANCE.readBody(body, usage);
 			return;
 		}

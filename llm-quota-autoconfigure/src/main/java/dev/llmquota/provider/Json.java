@@ -25,7 +25,7 @@ final class Json {
 	/** Returns a non-negative integer at the path, or {@code null}. */
 	static Long count(JsonNode node, String... path) {
 		JsonNode value = at(node, path);
-		if (value == null || !value.isNumber()) {
+		if (value == null || !value.isNumber() || !value.canConvertToLong()) {
 			return null;
 		}
 		long count = value.asLong();

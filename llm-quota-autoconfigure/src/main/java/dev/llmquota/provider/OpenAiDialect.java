@@ -85,7 +85,7 @@ class OpenAiDialect implements Dialect {
 		if ("response.output_text.delta".equals(type)) {
 			usage.outputText(Json.text(event, "delta"));
 		}
-		else if ("response.completed".equals(type)) {
+		else if ("response.completed".equals(type) || "response.incomplete".equals(type)) {
 			JsonNode responseUsage = Json.at(event, "response", "usage");
 			if (responseUsage != null && responseUsage.isObject()) {
 				readUsage(responseUsage, usage);

@@ -85,8 +85,12 @@ public final class ResponseReader {
 			}
 			else if (this.pending.size() > 0) {
 				JsonNode body = parse(this.pending.toByteArray(), 0, this.pending.size());
-				if (body != null) {
-					this.dialect.readBody(body, this.usage);
+				if (body != null && body.isArray()) {
+					// a stream sent as one JSON array (Gemini without alt=sse)
+					body.values().forEach((element) -> read(element, true));
+				}
+				else if (body != null) {
+					read(body, false);
 				}
 			}
 			this.pending.reset();
@@ -147,7 +151,22 @@ public final class ResponseReader {
 		}
 		JsonNode event = parse(bytes, start, end - start);
 		if (event != null) {
-			this.dialect.readEvent(event, this.usage);
+			read(event, true);
+		}
+	}
+
+	private void read(JsonNode node, boolean event) {
+		try {
+			if (event) {
+				this.dialect.readEvent(node, this.usage);
+			}
+			else {
+				this.dialect.readBody(node, this.usage);
+			}
+		}
+		catch (RuntimeException ex) {
+			LogOnce.warn(this.dialect.id().id() + ": unexpected usage", "llm-quota could not read usage from a "
+					+ this.dialect.id().id() + " answer (" + ex.getMessage() + "); it keeps the reservation");
 		}
 	}
 

@@ -223,6 +223,44 @@ class WebClientEdgeTests {
 		}
 	}
 
+	@Test
+	void unreadableNumbersNeitherBreakTheCallNorHoldItsSlot() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
+				"{\"usage\":{\"prompt_tokens\":1e30,\"completion_tokens\":1e30}}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.models.m.concurrent-requests=1")) {
+			for (int i = 0; i < 2; i++) {
+				assertThat(app.webClient()
+					.post()
+					.uri(server.baseUrl() + "/v1/chat/completions")
+					.contentType(MediaType.APPLICATION_JSON)
+					.bodyValue("{\"model\":\"m\",\"max_tokens\":1e30}")
+					.retrieve()
+					.bodyToMono(String.class)
+					.block(PATIENCE)).contains("1e30");
+			}
+			assertThat(app.engine().inFlight(app.engine().pool("p", "m").account())).isZero();
+		}
+	}
+
+	@Test
+	void theFilterAddedTwiceGovernsACallOnce() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"), "{}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.models.m.concurrent-requests=1", "llm.quota.max-wait=1s")) {
+			WebClient client = app.context()
+				.getBean(WebClient.Builder.class)
+				.filter(app.context().getBean(dev.llmquota.client.webclient.LlmQuotaExchangeFilterFunction.class))
+				.build();
+			assertThat(client.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.bodyValue(Map.of("model", "m"))
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE)).isEqualTo("{}");
+		}
+	}
+
 	private static long remainingRequests(GovernedApp app, String provider) {
 		return app.engine()
 			.snapshot(app.engine().pool(provider, "m"))

@@ -425,6 +425,81 @@ class QuotaEngineTests {
 		assertThat(this.clock.pendingTimers()).isEqualTo(2);
 	}
 
+	@Test
+	void callersThatEndTheirCallOnAdmissionDrainALongQueueWithoutRecursion() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(CONCURRENT_REQUESTS, 1))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		QuotaPermit first = acquire(engine, pool, new Demand(1, 1)).permit();
+		java.util.concurrent.atomic.AtomicInteger admitted = new java.util.concurrent.atomic.AtomicInteger();
+		for (int i = 0; i < 5_000; i++) {
+			engine.acquire(pool, new Demand(1, 1), null, null).subscribe((permit) -> {
+				admitted.incrementAndGet();
+				permit.release();
+			});
+		}
+		first.release();
+		assertThat(admitted.get()).isEqualTo(5_000);
+		assertThat(inUse(engine, pool, CONCURRENT_REQUESTS)).isZero();
+		assertThat(engine.waiting(pool.account())).isZero();
+	}
+
+	@Test
+	void callsBeyondTheBackfillWindowAreAdmittedWhenRoomAppearsForAll() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.maxWait(Duration.ofMinutes(5))
+			.model("m", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		java.util.List<Calls.Call> calls = new java.util.ArrayList<>();
+		for (int i = 0; i < 1_000; i++) {
+			calls.add(acquire(engine, pool, new Demand(1, 1)));
+		}
+		assertThat(calls.stream().filter(Calls.Call::admitted)).hasSize(600);
+		this.clock.advance(Duration.ofSeconds(40));
+		assertThat(calls).allMatch(Calls.Call::admitted);
+	}
+
+	@Test
+	void headersCorrectThePoolAndLearnItsLimitEvenWhereTheAccountHasOne() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.account(limits(TOKENS_PER_MINUTE, 3_000_000))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500))
+			.model("o3", limits(REQUESTS_PER_MINUTE, 500))
+			.engine(this.store, this.clock);
+		Pool gpt = engine.pool("openai", "gpt-4o");
+		engine.observe(gpt, java.util.List.of(new ServerLimit(TOKENS_PER_MINUTE, 30_000L, 0L, null)));
+		assertThat(gpt.learned(TOKENS_PER_MINUTE)).isTrue();
+		assertThat(remaining(engine, gpt, TOKENS_PER_MINUTE)).isEqualTo(-6_000);
+		assertThat(engine.snapshot(engine.pool("openai", "o3")).bucket(ACCOUNT, TOKENS_PER_MINUTE).remaining())
+			.as("another model's calls are not blocked by this model's headers")
+			.isEqualTo(80_000);
+	}
+
+	@Test
+	void aLimitLearnedWhileCallsWaitAppliesToThem() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(CONCURRENT_REQUESTS, 1))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call first = acquire(engine, pool, new Demand(1_000, 0));
+		java.util.List<Calls.Call> queued = new java.util.ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			queued.add(acquire(engine, pool, new Demand(1_000, 0)));
+		}
+		// 6,000 a minute with a 2 s window: a bucket of 200 tokens
+		engine.observe(pool, java.util.List.of(new ServerLimit(TOKENS_PER_MINUTE, 6_000L, 6_000L, null)));
+		first.permit().complete(new Usage(1_000, 0, 0));
+		assertThat(queued.get(0).admitted()).as("an oversized call waits for a full bucket").isTrue();
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(200 - 1_000);
+	}
+
 	private long remaining(QuotaEngine engine, Pool pool, Dimension dimension) {
 		return engine.snapshot(pool).bucket(POOL, dimension).remaining();
 	}

@@ -160,6 +160,34 @@ class RecordedFixtureParsingTests {
 		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(26, 0, 259));
 	}
 
+	@Test
+	void bedrockInvokeModelWithAnAnthropicBodyReadsItsSnakeCaseUsage() {
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.BEDROCK), Framing.JSON);
+		reader.feed(bytes("{\"type\":\"message\",\"usage\":{\"input_tokens\":14,\"cache_read_input_tokens\":0,"
+				+ "\"output_tokens\":36}}"));
+		reader.finish();
+		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(14, 0, 36));
+	}
+
+	@Test
+	void geminiStreamSentAsOneJsonArrayIsReadToItsLastUsage() {
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.JSON);
+		reader.feed(bytes("[{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}]}}]},"
+				+ "{\"candidates\":[],\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":2}}]"));
+		reader.finish();
+		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(3, 0, 2));
+	}
+
+	@Test
+	void numbersTooLargeForALongAreLeftOutNotThrown() {
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
+		reader.feed(bytes("{\"usage\":{\"prompt_tokens\":1e30,\"completion_tokens\":1e30}}"));
+		reader.finish();
+		assertThat(reader.usage().hasUsage()).isFalse();
+		assertThat(Dialect.of(DialectId.OPENAI)
+			.outputCeiling(tools.jackson.databind.json.JsonMapper.shared().readTree("{\"max_tokens\":1e30}"))).isNull();
+	}
+
 	private static ByteBuffer bytes(String text) {
 		return ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
 	}

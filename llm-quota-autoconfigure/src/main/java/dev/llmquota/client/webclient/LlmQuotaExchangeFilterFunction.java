@@ -51,8 +51,16 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		this.writers = writers;
 	}
 
+	/**
+	 * Marks a request this filter already governs, so a second copy of it passes it on.
+	 */
+	static final String GOVERNED = LlmQuotaExchangeFilterFunction.class.getName() + ".GOVERNED";
+
 	@Override
 	public Mono<ClientResponse> filter(ClientRequest request, ExchangeFunction next) {
+		if (request.attribute(GOVERNED).isPresent()) {
+			return next.exchange(request);
+		}
 		Route route = this.calls.route(request.method().name(), request.url(), request.headers()::getFirst,
 				(name) -> request.attribute(name).orElse(null));
 		if (route == null) {
@@ -104,7 +112,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			headers.clear();
 			headers.putAll(captured.headers());
 			headers.setContentLength(bytes.length);
-		}).body(inserter).build();
+		}).attribute(GOVERNED, Boolean.TRUE).body(inserter).build();
 	}
 
 }

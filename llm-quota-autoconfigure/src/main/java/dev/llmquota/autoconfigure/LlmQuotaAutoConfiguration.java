@@ -48,8 +48,8 @@ public final class LlmQuotaAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LlmQuotaCalls llmQuotaCalls(QuotaEngine engine) {
-		return new LlmQuotaCalls(engine);
+	LlmQuotaCalls llmQuotaCalls(QuotaEngine engine, LlmQuotaProperties properties) {
+		return new LlmQuotaCalls(engine, QuotaConfigFactory.retry(properties.getRetry()));
 	}
 
 }

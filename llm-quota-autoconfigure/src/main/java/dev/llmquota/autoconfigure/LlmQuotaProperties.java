@@ -365,6 +365,13 @@ public class LlmQuotaProperties {
 		private boolean addStreamUsage;
 
 		/**
+		 * What a refused (429) attempt keeps charged: none, or requests. Default per
+		 * dialect: requests for openai and azure-openai (they count refused requests),
+		 * none otherwise.
+		 */
+		private @Nullable String chargeRefused;
+
+		/**
 		 * Bucket capacity in time: capacity = enforced rate x burst window.
 		 */
 		private Duration burstWindow = Duration.ofSeconds(2);
@@ -457,6 +464,14 @@ public class LlmQuotaProperties {
 
 		public void setMatchHeader(@Nullable MatchHeader matchHeader) {
 			this.matchHeader = matchHeader;
+		}
+
+		public @Nullable String getChargeRefused() {
+			return this.chargeRefused;
+		}
+
+		public void setChargeRefused(@Nullable String chargeRefused) {
+			this.chargeRefused = chargeRefused;
 		}
 
 		public boolean isAddStreamUsage() {

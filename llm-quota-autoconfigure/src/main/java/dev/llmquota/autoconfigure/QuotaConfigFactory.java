@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
+import dev.llmquota.client.RetrySettings;
 import dev.llmquota.core.Accounting;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Limits;
@@ -61,8 +62,26 @@ final class QuotaConfigFactory {
 		}
 		positive(PREFIX + "retry.exhausted-probe-interval", properties.getRetry().getExhaustedProbeInterval(),
 				"for example 5m (the default)");
+		retry(properties.getRetry());
 		return new QuotaSettings(headroom, properties.getMaxWait(), properties.getLeaseTimeout(),
 				properties.getMaxPools(), properties.getRetry().getExhaustedProbeInterval());
+	}
+
+	/**
+	 * Converts the retry settings.
+	 * @param retry the bound properties
+	 * @return the settings
+	 */
+	static RetrySettings retry(LlmQuotaProperties.Retry retry) {
+		if (retry.getMaxAttempts() < 1) {
+			throw new InvalidQuotaPropertyException(PREFIX + "retry.max-attempts", retry.getMaxAttempts(),
+					"at least one attempt is needed", "set 1 to never retry, or more, for example 4 (the default).");
+		}
+		positive(PREFIX + "retry.initial-backoff", retry.getInitialBackoff(), "for example 500ms (the default)");
+		positive(PREFIX + "retry.max-backoff", retry.getMaxBackoff(), "for example 60s (the default)");
+		positive(PREFIX + "retry.exhausted-threshold", retry.getExhaustedThreshold(), "for example 1h (the default)");
+		return new RetrySettings(retry.getMaxAttempts(), retry.getInitialBackoff(), retry.getMaxBackoff(),
+				retry.getExhaustedThreshold());
 	}
 
 	private static ProviderSpec provider(String id, LlmQuotaProperties.Provider provider) {
@@ -101,7 +120,8 @@ final class QuotaConfigFactory {
 		String region = (provider.getRegion() != null) ? provider.getRegion() : "default";
 		return new ProviderSpec(id, baseUrl, dialect.id(), region, zone, account, provider.getBurstWindow(),
 				provider.isInFlightGate(), models, Optional.ofNullable(template), unlisted, matchHeader,
-				provider.isAddStreamUsage());
+				provider.isAddStreamUsage(),
+				chargeRefused(prefix + "charge-refused", provider.getChargeRefused(), dialect));
 	}
 
 	private static Set<String> names(PoolSpec spec) {
@@ -139,6 +159,22 @@ final class QuotaConfigFactory {
 		return new PoolSpec(name, Set.copyOf(model.getAliases()), limits,
 				accounting(provider, dialect, model.getOutputBurndown()), burstWindow, model.getExpectedLatency(),
 				model.getDefaultMaxTokens(), model.getPriority(), tokenizer);
+	}
+
+	private static boolean chargeRefused(String property, String value, DialectId dialect) {
+		if (value == null) {
+			// OpenAI and Azure count refused requests against the per-minute limit
+			return dialect == DialectId.OPENAI || dialect == DialectId.AZURE_OPENAI;
+		}
+		String normalized = value.trim().toLowerCase(Locale.ROOT);
+		if (normalized.equals("requests")) {
+			return true;
+		}
+		if (normalized.equals("none")) {
+			return false;
+		}
+		throw new InvalidQuotaPropertyException(property, value, "no such setting",
+				"use requests (a refused attempt keeps its request charged) or none.");
 	}
 
 	private static String defaultTokenizer(DialectId dialect) {

@@ -65,6 +65,10 @@ public final class GovernedCall {
 		if (framing != this.plan.framing()) {
 			this.reader = new ResponseReader(this.plan.route().dialect(), framing);
 		}
+		if (successful()) {
+			// a call that succeeds ends any exhaustion: a probe found the quota back
+			this.engine.succeeded(this.plan.pool());
+		}
 		this.engine.observe(this.plan.pool(),
 				this.plan.route().dialect().rateLimits(headers, this.engine.clock().instant()));
 	}
@@ -177,10 +181,14 @@ public final class GovernedCall {
 	}
 
 	/**
-	 * A refused or failed attempt keeps its request charged; no tokens were generated.
+	 * A refused or failed attempt generated no tokens; it keeps its request charged where
+	 * the provider counts refused requests ({@code charge-refused}).
 	 */
 	private void refuseTokens() {
 		this.permit.reconcile(new Usage(0, 0, 0));
+		if (!this.plan.route().provider().chargeRefusedRequests()) {
+			this.permit.refundRequests();
+		}
 	}
 
 	/** A stream that ended without usage: its input, and what was streamed so far. */

@@ -179,6 +179,17 @@ final class AdmissionQueue {
 		}
 	}
 
+	void refundRequests(QuotaPermit permit) {
+		long now = this.clock.nanoTime();
+		Instant wallNow = this.clock.instant();
+		for (Charge charge : permit.charges()) {
+			if (!charge.bucket().dimension().countsTokens() && charge.units() > 0) {
+				this.store.adjust(charge.bucket(), -charge.units(), now, wallNow);
+			}
+		}
+		wake();
+	}
+
 	/** Runs the queue now, for example after a refund. */
 	void wake() {
 		List<Runnable> after = new ArrayList<>();

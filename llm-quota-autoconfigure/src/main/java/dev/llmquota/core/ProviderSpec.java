@@ -25,10 +25,12 @@ import java.util.Optional;
  * accounts share one URL
  * @param addStreamUsage whether OpenAI-style streaming calls are asked for a final usage
  * chunk when they do not ask themselves
+ * @param chargeRefusedRequests whether a refused attempt keeps its request charged (the
+ * provider counts refused requests against its per-minute limit)
  */
 public record ProviderSpec(String id, URI baseUrl, String dialect, String region, ZoneId dayZone, Limits account,
 		Duration accountBurstWindow, boolean inFlightGate, Map<String, PoolSpec> models, Optional<PoolSpec> template,
-		PoolSpec unlisted, Optional<MatchHeader> matchHeader, boolean addStreamUsage) {
+		PoolSpec unlisted, Optional<MatchHeader> matchHeader, boolean addStreamUsage, boolean chargeRefusedRequests) {
 
 	public ProviderSpec {
 		models = Map.copyOf(models);

@@ -206,7 +206,23 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param wait the provider's wait
 	 */
 	public void penalize(Pool pool, Dimension dimension, Duration wait) {
-		pool.hold().penalize(dimension, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
+		pool.hold()
+			.penalize((dimension != null) ? dimension : Dimension.REQUESTS_PER_MINUTE,
+					Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
+	}
+
+	/**
+	 * Takes a provider's rate-limit answer: the pool is held for the wait (so its other
+	 * callers wait too instead of stampeding), and the answer is remembered for the
+	 * endpoint and counted.
+	 * @param pool the pool
+	 * @param dimension the dimension the provider named, or {@code null} if unknown
+	 * @param wait the provider's wait
+	 */
+	public void rateLimited(Pool pool, Dimension dimension, Duration wait) {
+		penalize(pool, dimension, wait);
+		pool.stats().rateLimited(new PoolStats.RateLimited(this.clock.instant(), dimension, wait));
+		this.events.throttled(pool, dimension);
 	}
 
 	/**

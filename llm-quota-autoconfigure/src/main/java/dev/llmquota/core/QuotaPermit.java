@@ -98,6 +98,14 @@ public final class QuotaPermit {
 	}
 
 	/**
+	 * Gives back the request units of a call the provider refused where the provider does
+	 * not count refused requests ({@code charge-refused: none}).
+	 */
+	public void refundRequests() {
+		this.queue.refundRequests(this);
+	}
+
+	/**
 	 * Ends a call that completed: corrects the books from its usage if known, records its
 	 * latency, and releases its slots.
 	 * @param usage what the call used, or {@code null} when the provider reported nothing

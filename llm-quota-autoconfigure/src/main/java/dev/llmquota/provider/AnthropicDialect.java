@@ -90,6 +90,41 @@ final class AnthropicDialect implements Dialect {
 		}
 	}
 
+	@Override
+	public Answer classify(int status, HeaderLookup headers, JsonNode body, Instant now) {
+		String message = Refusals.message(body);
+		String type = Json.text(body, "error", "type");
+		String lower = (message != null) ? message.toLowerCase(java.util.Locale.ROOT) : "";
+		if ("enforced_spend_limit_reached".equals(Json.text(body, "error", "details", "error_code"))
+				|| "billing_error".equals(type) || lower.contains("credit balance is too low")
+				|| lower.contains("api usage limits")) {
+			return Answer.exhausted(null, true, message);
+		}
+		if ("overloaded_error".equals(type)) {
+			return Answer.overloaded(Waits.fromHeaders(headers, now), Waits.retryAllowed(headers), message);
+		}
+		if (status != 429 || !"rate_limit_error".equals(type)) {
+			return Refusals.generic(status, headers, message, now);
+		}
+		Dimension dimension = Refusals.dimensionIn(message);
+		if (dimension == null) {
+			dimension = emptiest(headers, now);
+		}
+		return Refusals.withResetWait(
+				Answer.rateLimited(dimension, Waits.fromHeaders(headers, now), Waits.retryAllowed(headers), message),
+				this, headers, now);
+	}
+
+	/** The dimension whose headers show nothing remaining. */
+	private Dimension emptiest(HeaderLookup headers, Instant now) {
+		for (ServerLimit limit : rateLimits(headers, now)) {
+			if (limit.remaining() != null && limit.remaining() == 0) {
+				return limit.dimension();
+			}
+		}
+		return null;
+	}
+
 	private static void readUsage(JsonNode counts, UsageAccumulator usage) {
 		if (counts == null || !counts.isObject()) {
 			return;

@@ -71,6 +71,30 @@ final class BedrockDialect implements Dialect {
 	}
 
 	@Override
+	public Answer classify(int status, HeaderLookup headers, JsonNode body, java.time.Instant now) {
+		String message = Refusals.message(body);
+		String error = headers.get("x-amzn-ErrorType");
+		if (error == null) {
+			error = Json.text(body, "__type");
+		}
+		String type = (error != null) ? error : "";
+		if (type.contains("ServiceQuotaExceededException")) {
+			return Answer.exhausted(null, false, message);
+		}
+		if (type.contains("ThrottlingException") || status == 429) {
+			dev.llmquota.core.Dimension dimension = Refusals.dimensionIn(message);
+			if (dimension != null && dimension.kind() == dev.llmquota.core.Dimension.Kind.DAILY) {
+				return Answer.exhausted(dimension, false, message);
+			}
+			return Answer.rateLimited(dimension, Waits.fromHeaders(headers, now), true, message);
+		}
+		if (type.contains("ServiceUnavailableException") || type.contains("ModelNotReadyException")) {
+			return Answer.overloaded(null, true, message);
+		}
+		return Refusals.generic(status, headers, message, now);
+	}
+
+	@Override
 	public void readEvent(JsonNode event, UsageAccumulator usage) {
 		// Not reached: streams are opaque.
 	}

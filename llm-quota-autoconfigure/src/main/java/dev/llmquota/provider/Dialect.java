@@ -84,6 +84,18 @@ public interface Dialect {
 	void readEvent(JsonNode event, UsageAccumulator usage);
 
 	/**
+	 * Classifies a refusal or failure by its body and headers, not its status alone.
+	 * @param status the HTTP status
+	 * @param headers the answer's headers
+	 * @param body the answer's body, or {@code null} if it is not JSON
+	 * @param now the current time
+	 * @return what the answer means
+	 */
+	default Answer classify(int status, HeaderLookup headers, JsonNode body, Instant now) {
+		return Refusals.generic(status, headers, Refusals.message(body), now);
+	}
+
+	/**
 	 * Returns the dialect for an id.
 	 * @param id the dialect id
 	 * @return the dialect

@@ -54,6 +54,53 @@ final class GeminiDialect implements Dialect {
 	}
 
 	@Override
+	public Answer classify(int status, HeaderLookup headers, JsonNode body, java.time.Instant now) {
+		String message = Refusals.message(body);
+		if (status != 429 || !"RESOURCE_EXHAUSTED".equals(Json.text(body, "error", "status"))) {
+			return Refusals.generic(status, headers, message, now);
+		}
+		JsonNode details = Json.at(body, "error", "details");
+		String quotaId = null;
+		java.time.Duration wait = null;
+		if (details != null && details.isArray()) {
+			for (JsonNode detail : details.values()) {
+				String type = Json.text(detail, "@type");
+				if (type != null && type.endsWith("google.rpc.QuotaFailure")) {
+					JsonNode violations = Json.at(detail, "violations");
+					if (violations != null && violations.isArray() && !violations.isEmpty()) {
+						quotaId = Json.text(violations.get(0), "quotaId");
+					}
+				}
+				else if (type != null && type.endsWith("google.rpc.RetryInfo")) {
+					wait = Durations.parse(Json.text(detail, "retryDelay"));
+				}
+			}
+		}
+		if (quotaId == null) {
+			// Vertex's shared capacity: no quota of ours is named
+			return Answer.overloaded(wait, true, message);
+		}
+		dev.llmquota.core.Dimension dimension = dimension(quotaId);
+		if (quotaId.contains("PerDay")) {
+			return Answer.exhausted(dimension, false, message);
+		}
+		return Answer.rateLimited(dimension,
+				Waits.first(Waits.fromHeaders(headers, now), wait, Waits.fromMessage(message)), true, message);
+	}
+
+	private static dev.llmquota.core.Dimension dimension(String quotaId) {
+		boolean daily = quotaId.contains("PerDay");
+		if (quotaId.contains("InputToken")) {
+			return daily ? dev.llmquota.core.Dimension.TOKENS_PER_DAY
+					: dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
+		}
+		if (quotaId.contains("Token")) {
+			return daily ? dev.llmquota.core.Dimension.TOKENS_PER_DAY : dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+		}
+		return daily ? dev.llmquota.core.Dimension.REQUESTS_PER_DAY : dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+	}
+
+	@Override
 	public void readBody(JsonNode body, UsageAccumulator usage) {
 		readEvent(body, usage);
 	}

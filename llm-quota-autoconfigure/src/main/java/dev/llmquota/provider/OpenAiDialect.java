@@ -1,6 +1,7 @@
 package dev.llmquota.provider;
 
 import java.net.URI;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -91,6 +92,34 @@ class OpenAiDialect implements Dialect {
 				readUsage(responseUsage, usage);
 			}
 		}
+	}
+
+	@Override
+	public Answer classify(int status, HeaderLookup headers, JsonNode body, Instant now) {
+		String message = Refusals.message(body);
+		String type = Json.text(body, "error", "type");
+		String code = Json.text(body, "error", "code");
+		if ("insufficient_quota".equals(type) || "insufficient_quota".equals(code)) {
+			// credits or monthly spend: the whole organization's account, not one model
+			return Answer.exhausted(null, true, message);
+		}
+		if (status != 429) {
+			return Refusals.generic(status, headers, message, now);
+		}
+		if (message != null && message.startsWith("Request too large")) {
+			return Answer.tooLarge(Dimension.TOKENS_PER_MINUTE, message);
+		}
+		Dimension dimension = Refusals.dimensionIn(message);
+		if (dimension == null) {
+			dimension = "tokens".equals(type) ? Dimension.TOKENS_PER_MINUTE
+					: "requests".equals(type) ? Dimension.REQUESTS_PER_MINUTE : null;
+		}
+		if (dimension != null && dimension.kind() == Dimension.Kind.DAILY) {
+			return Answer.exhausted(dimension, false, message);
+		}
+		Duration wait = Waits.first(Waits.fromHeaders(headers, now), Waits.fromMessage(message));
+		return Refusals.withResetWait(Answer.rateLimited(dimension, wait, Waits.retryAllowed(headers), message), this,
+				headers, now);
 	}
 
 	private static void readUsage(JsonNode counts, UsageAccumulator usage) {

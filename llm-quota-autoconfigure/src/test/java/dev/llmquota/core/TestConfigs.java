@@ -125,7 +125,7 @@ public final class TestConfigs {
 	public QuotaConfig build() {
 		ProviderSpec provider = new ProviderSpec("openai", URI.create("http://127.0.0.1:1"), "openai", "us", this.zone,
 				this.account, this.burstWindow, this.inFlightGate, this.models, Optional.ofNullable(this.template),
-				spec("unlisted", Limits.none(), Set.of(), Priority.INTERACTIVE), Optional.empty(), false);
+				spec("unlisted", Limits.none(), Set.of(), Priority.INTERACTIVE), Optional.empty(), false, true);
 		return new QuotaConfig(
 				new QuotaSettings(this.headroom, this.maxWait, this.leaseTimeout, this.maxPools, Duration.ofMinutes(5)),
 				Map.of(provider.id(), provider));

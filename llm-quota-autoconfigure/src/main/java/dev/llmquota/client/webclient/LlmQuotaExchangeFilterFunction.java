@@ -1,18 +1,27 @@
 package dev.llmquota.client.webclient;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
+import dev.llmquota.client.Outcome;
 import dev.llmquota.client.Route;
-import dev.llmquota.core.QuotaPermit;
+import io.github.resilience4j.reactor.retry.RetryOperator;
+import io.github.resilience4j.retry.Retry;
+import io.github.resilience4j.retry.RetryConfig;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.codec.HttpMessageWriter;
+import org.springframework.web.reactive.function.BodyExtractors;
 import org.springframework.web.reactive.function.BodyInserter;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
@@ -70,17 +79,60 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			CallPlan plan = this.calls.plan(route, request.url(), captured.bytes(),
 					(name) -> request.attribute(name).orElse(null));
 			ClientRequest replay = replay(request, captured, plan.body());
-			return this.calls.admit(plan).flatMap((permit) -> exchange(next, replay, plan, permit));
+			Duration maxWait = (plan.maxWait() != null) ? plan.maxWait()
+					: this.calls.engine().config().settings().maxWait();
+			long deadline = this.calls.engine().clock().nanoTime() + maxWait.toNanos();
+			AtomicInteger attempts = new AtomicInteger();
+			// Every attempt goes through admission again and reserves again.
+			return Mono.defer(() -> attempt(next, replay, plan, attempts.incrementAndGet(), deadline))
+				.transformDeferred(RetryOperator.of(retry()));
 		});
 	}
 
-	private Mono<ClientResponse> exchange(ExchangeFunction next, ClientRequest request, CallPlan plan,
-			QuotaPermit permit) {
-		GovernedCall call = this.calls.start(plan, permit);
-		return next.exchange(request)
-			.doOnError((ex) -> call.onNoResponse())
-			.doOnCancel(call::onNoResponse)
-			.map((response) -> follow(response, call));
+	private Retry retry() {
+		RetryConfig config = RetryConfig.custom()
+			.maxAttempts(this.calls.retrySettings().maxAttempts())
+			.retryOnException(RetryAfter.class::isInstance)
+			.intervalBiFunction((attempt, result) -> result.isLeft() && result.getLeft() instanceof RetryAfter after
+					? after.delay.toMillis() : 0L)
+			.build();
+		return Retry.of("llm-quota", config);
+	}
+
+	private Mono<ClientResponse> attempt(ExchangeFunction next, ClientRequest request, CallPlan plan, int attempt,
+			long deadline) {
+		return this.calls.admit(plan).flatMap((permit) -> {
+			GovernedCall call = this.calls.start(plan, permit);
+			return next.exchange(request)
+				.doOnError((ex) -> call.onNoResponse())
+				.doOnCancel(call::onNoResponse)
+				.flatMap((response) -> answered(response, call, attempt, deadline));
+		});
+	}
+
+	private Mono<ClientResponse> answered(ClientResponse response, GovernedCall call, int attempt, long deadline) {
+		int status = response.statusCode().value();
+		ClientResponse followed = follow(response, call);
+		if (status < 400) {
+			return Mono.just(followed);
+		}
+		// A refusal is small: read it whole to classify it, then hand the same bytes on.
+		return DataBufferUtils.join(followed.body(BodyExtractors.toDataBuffers()), MAX_REFUSAL_BYTES).map((buffer) -> {
+			byte[] bytes = new byte[buffer.readableByteCount()];
+			buffer.read(bytes);
+			DataBufferUtils.release(buffer);
+			return bytes;
+		}).defaultIfEmpty(new byte[0]).flatMap((bytes) -> {
+			Outcome outcome = this.calls.answered(call, status, response.headers().asHttpHeaders()::getFirst, bytes,
+					attempt, deadline);
+			return switch (outcome.action()) {
+				case RETRY -> Mono.error(new RetryAfter(outcome.delay()));
+				case FAIL -> Mono.error(outcome.failure());
+				case PASS -> Mono.just(response.mutate()
+					.body(Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))
+					.build());
+			};
+		});
 	}
 
 	private static ClientResponse follow(ClientResponse response, GovernedCall call) {
@@ -91,6 +143,21 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				.doOnError((ex) -> call.onAbort())
 				.doOnCancel(call::onAbort))
 			.build();
+	}
+
+	/** A refusal larger than this is not read for classification. */
+	private static final int MAX_REFUSAL_BYTES = 1024 * 1024;
+
+	/** An attempt to be retried after the wait; never leaves the filter. */
+	private static final class RetryAfter extends RuntimeException {
+
+		private final Duration delay;
+
+		RetryAfter(Duration wait) {
+			super("retry after " + wait, null, false, false);
+			this.delay = wait;
+		}
+
 	}
 
 	private static void peek(DataBuffer buffer, GovernedCall call) {

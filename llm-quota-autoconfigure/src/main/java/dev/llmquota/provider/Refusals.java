@@ -1,0 +1,98 @@
+package dev.llmquota.provider;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Locale;
+
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.ServerLimit;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * What every dialect's refusals have in common: the classification of answers a dialect
+ * cannot read more precisely, and the wait taken from reset headers as the last resort.
+ */
+final class Refusals {
+
+	private Refusals() {
+	}
+
+	/**
+	 * Classifies by status alone: a 429 is a rate limit on an unknown dimension, 5xx and
+	 * 529 an overload, a 403 that speaks of quota a spent quota.
+	 */
+	static Answer generic(int status, HeaderLookup headers, String message, Instant now) {
+		boolean retry = Waits.retryAllowed(headers);
+		Duration wait = Waits.first(Waits.fromHeaders(headers, now), Waits.fromMessage(message));
+		if (status == 429) {
+			return Answer.rateLimited(null, wait, retry, message);
+		}
+		if (status == 403 && message != null && message.toLowerCase(Locale.ROOT).contains("quota")) {
+			return Answer.exhausted(null, false, message);
+		}
+		if (status == 529 || status == 500 || status == 502 || status == 503 || status == 504) {
+			return Answer.overloaded(wait, retry, message);
+		}
+		return Answer.pass();
+	}
+
+	/**
+	 * Fills a rate limit's unknown wait from the reset header of its dimension (time to
+	 * full refill: longer than needed, so only the last resort).
+	 */
+	static Answer withResetWait(Answer answer, Dialect dialect, HeaderLookup headers, Instant now) {
+		if (answer.kind() != Answer.Kind.RATE_LIMITED || answer.delay() != null) {
+			return answer;
+		}
+		Duration wait = null;
+		for (ServerLimit limit : dialect.rateLimits(headers, now)) {
+			boolean named = limit.dimension() == answer.dimension();
+			boolean empty = answer.dimension() == null && limit.remaining() != null && limit.remaining() == 0;
+			if ((named || empty) && limit.reset() != null && limit.reset().isAfter(now)) {
+				Duration until = Duration.between(now, limit.reset());
+				wait = (wait == null || until.compareTo(wait) < 0) ? until : wait;
+			}
+		}
+		return (wait != null) ? new Answer(answer.kind(), answer.dimension(), wait, answer.wholeAccount(),
+				answer.retryAllowed(), answer.reason()) : answer;
+	}
+
+	/**
+	 * Names the dimension a message speaks of ("tokens per min (TPM)", "input tokens per
+	 * minute").
+	 */
+	static Dimension dimensionIn(String message) {
+		if (message == null) {
+			return null;
+		}
+		String text = message.toLowerCase(Locale.ROOT);
+		if (text.contains("input tokens per minute") || text.contains("input token")) {
+			return Dimension.INPUT_TOKENS_PER_MINUTE;
+		}
+		if (text.contains("output tokens per minute") || text.contains("output token")) {
+			return Dimension.OUTPUT_TOKENS_PER_MINUTE;
+		}
+		if (text.contains("tokens per day") || text.contains("(tpd)")) {
+			return Dimension.TOKENS_PER_DAY;
+		}
+		if (text.contains("requests per day") || text.contains("(rpd)")) {
+			return Dimension.REQUESTS_PER_DAY;
+		}
+		if (text.contains("tokens per min") || text.contains("(tpm)") || text.contains("token rate limit")
+				|| text.contains("too many tokens")) {
+			return Dimension.TOKENS_PER_MINUTE;
+		}
+		if (text.contains("requests per min") || text.contains("(rpm)") || text.contains("call rate limit")
+				|| text.contains("too many requests") || text.contains("request rate")) {
+			return Dimension.REQUESTS_PER_MINUTE;
+		}
+		return null;
+	}
+
+	/** Returns the message of an OpenAI-, Anthropic- or Google-style error body. */
+	static String message(JsonNode body) {
+		String nested = Json.text(body, "error", "message");
+		return (nested != null) ? nested : Json.text(body, "message");
+	}
+
+}

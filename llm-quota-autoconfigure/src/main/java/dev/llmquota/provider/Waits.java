@@ -1,0 +1,66 @@
+package dev.llmquota.provider;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Where a refusal says how long to wait, in the order to trust them:
+ * {@code retry-after-ms}, {@code retry-after} (seconds or an HTTP-date), then a hint in
+ * the message ("Please try again in 2.504s", "Please retry after 6 seconds", "Please
+ * retry in 33.118s").
+ */
+final class Waits {
+
+	private static final Pattern HINT = Pattern.compile(
+			"(?i)(?:try again|retry)\\s+(?:in|after)\\s+((?:\\d+(?:\\.\\d+)?(?:h|ms|m|s))+|\\d+(?:\\.\\d+)?)\\s*(seconds?)?");
+
+	private Waits() {
+	}
+
+	/** Returns the wait the headers advertise, or {@code null}. */
+	static Duration fromHeaders(HeaderLookup headers, Instant now) {
+		String millis = headers.get("retry-after-ms");
+		if (millis != null) {
+			Duration seconds = Durations.seconds(millis);
+			if (seconds != null) {
+				return Duration.ofNanos(seconds.toNanos() / 1000);
+			}
+		}
+		String after = headers.get("retry-after");
+		return (after != null) ? Durations.retryAfter(after, now) : null;
+	}
+
+	/** Returns the wait a message hints at, or {@code null}. */
+	static Duration fromMessage(String message) {
+		if (message == null) {
+			return null;
+		}
+		Matcher matcher = HINT.matcher(message);
+		if (!matcher.find()) {
+			return null;
+		}
+		return Durations.parse(matcher.group(1));
+	}
+
+	/** Returns the first wait that is known. */
+	static Duration first(Duration... waits) {
+		for (Duration wait : waits) {
+			if (wait != null) {
+				return wait;
+			}
+		}
+		return null;
+	}
+
+	/** Whether the provider forbids a retry with {@code x-should-retry: false}. */
+	static boolean retryAllowed(HeaderLookup headers) {
+		return !"false".equalsIgnoreCase(trim(headers.get("x-should-retry")));
+	}
+
+	private static String trim(String value) {
+		return (value != null) ? value.trim() : null;
+	}
+
+}

@@ -3,6 +3,7 @@ package dev.llmquota.client;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -29,7 +30,7 @@ final class Routes {
 
 	Routes(QuotaConfig config) {
 		List<Entry> entries = new ArrayList<>();
-		Map<String, Route> byId = new java.util.HashMap<>();
+		Map<String, Route> byId = new HashMap<>();
 		for (ProviderSpec provider : config.providers().values()) {
 			Route route = new Route(provider, Dialect.of(dialect(provider)));
 			entries.add(new Entry(normalize(provider.baseUrl().toString()), route));

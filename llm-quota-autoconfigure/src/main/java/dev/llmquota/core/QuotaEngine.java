@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 import reactor.core.publisher.Mono;
 
@@ -447,7 +448,7 @@ public final class QuotaEngine implements AutoCloseable {
 	/** Tells every listener; a failing listener never breaks a call. */
 	private final class Dispatcher implements QuotaEvents {
 
-		private void each(java.util.function.Consumer<QuotaEvents> event) {
+		private void each(Consumer<QuotaEvents> event) {
 			for (QuotaEvents listener : QuotaEngine.this.listeners) {
 				try {
 					event.accept(listener);

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ServerLimit;
@@ -46,8 +47,7 @@ final class AnthropicDialect implements Dialect {
 
 	@Override
 	public boolean streaming(URI uri, JsonNode body) {
-		JsonNode stream = Json.at(body, "stream");
-		return stream != null && stream.asBoolean(false);
+		return Json.flag(body, "stream", false);
 	}
 
 	@Override
@@ -94,7 +94,7 @@ final class AnthropicDialect implements Dialect {
 	public Answer classify(int status, HeaderLookup headers, JsonNode body, Instant now) {
 		String message = Refusals.message(body);
 		String type = Json.text(body, "error", "type");
-		String lower = (message != null) ? message.toLowerCase(java.util.Locale.ROOT) : "";
+		String lower = (message != null) ? message.toLowerCase(Locale.ROOT) : "";
 		if ("enforced_spend_limit_reached".equals(Json.text(body, "error", "details", "error_code"))
 				|| "billing_error".equals(type) || lower.contains("credit balance is too low")
 				|| lower.contains("api usage limits")) {

@@ -1,8 +1,10 @@
 package dev.llmquota.provider;
 
 import java.net.URI;
+import java.time.Instant;
 import java.util.List;
 
+import dev.llmquota.core.Dimension;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -71,7 +73,7 @@ final class BedrockDialect implements Dialect {
 	}
 
 	@Override
-	public Answer classify(int status, HeaderLookup headers, JsonNode body, java.time.Instant now) {
+	public Answer classify(int status, HeaderLookup headers, JsonNode body, Instant now) {
 		String message = Refusals.message(body);
 		String error = headers.get("x-amzn-ErrorType");
 		if (error == null) {
@@ -82,8 +84,8 @@ final class BedrockDialect implements Dialect {
 			return Answer.exhausted(null, false, message);
 		}
 		if (type.contains("ThrottlingException") || status == 429) {
-			dev.llmquota.core.Dimension dimension = Refusals.dimensionIn(message);
-			if (dimension != null && dimension.kind() == dev.llmquota.core.Dimension.Kind.DAILY) {
+			Dimension dimension = Refusals.dimensionIn(message);
+			if (dimension != null && dimension.kind() == Dimension.Kind.DAILY) {
 				return Answer.exhausted(dimension, false, message);
 			}
 			return Answer.rateLimited(dimension, Waits.fromHeaders(headers, now), true, message);

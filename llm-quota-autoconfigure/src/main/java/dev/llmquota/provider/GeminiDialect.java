@@ -1,8 +1,11 @@
 package dev.llmquota.provider;
 
 import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 
+import dev.llmquota.core.Dimension;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -54,14 +57,14 @@ final class GeminiDialect implements Dialect {
 	}
 
 	@Override
-	public Answer classify(int status, HeaderLookup headers, JsonNode body, java.time.Instant now) {
+	public Answer classify(int status, HeaderLookup headers, JsonNode body, Instant now) {
 		String message = Refusals.message(body);
 		if (status != 429 || !"RESOURCE_EXHAUSTED".equals(Json.text(body, "error", "status"))) {
 			return Refusals.generic(status, headers, message, now);
 		}
 		JsonNode details = Json.at(body, "error", "details");
 		String quotaId = null;
-		java.time.Duration wait = null;
+		Duration wait = null;
 		if (details != null && details.isArray()) {
 			for (JsonNode detail : details.values()) {
 				String type = Json.text(detail, "@type");
@@ -80,7 +83,7 @@ final class GeminiDialect implements Dialect {
 			// Vertex's shared capacity: no quota of ours is named
 			return Answer.overloaded(wait, true, message);
 		}
-		dev.llmquota.core.Dimension dimension = dimension(quotaId);
+		Dimension dimension = dimension(quotaId);
 		if (quotaId.contains("PerDay")) {
 			return Answer.exhausted(dimension, false, message);
 		}
@@ -88,16 +91,15 @@ final class GeminiDialect implements Dialect {
 				Waits.first(Waits.fromHeaders(headers, now), wait, Waits.fromMessage(message)), true, message);
 	}
 
-	private static dev.llmquota.core.Dimension dimension(String quotaId) {
+	private static Dimension dimension(String quotaId) {
 		boolean daily = quotaId.contains("PerDay");
 		if (quotaId.contains("InputToken")) {
-			return daily ? dev.llmquota.core.Dimension.TOKENS_PER_DAY
-					: dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
+			return daily ? Dimension.TOKENS_PER_DAY : Dimension.INPUT_TOKENS_PER_MINUTE;
 		}
 		if (quotaId.contains("Token")) {
-			return daily ? dev.llmquota.core.Dimension.TOKENS_PER_DAY : dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+			return daily ? Dimension.TOKENS_PER_DAY : Dimension.TOKENS_PER_MINUTE;
 		}
-		return daily ? dev.llmquota.core.Dimension.REQUESTS_PER_DAY : dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+		return daily ? Dimension.REQUESTS_PER_DAY : Dimension.REQUESTS_PER_MINUTE;
 	}
 
 	@Override

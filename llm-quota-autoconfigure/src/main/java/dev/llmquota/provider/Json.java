@@ -32,6 +32,14 @@ final class Json {
 		return (count >= 0) ? count : null;
 	}
 
+	/**
+	 * Returns a boolean at the path, or the default when it is absent or not a boolean.
+	 */
+	static boolean flag(JsonNode node, String name, boolean otherwise) {
+		JsonNode value = at(node, name);
+		return (value != null && value.isBoolean()) ? value.asBoolean() : otherwise;
+	}
+
 	/** Returns a text at the path, or {@code null}. */
 	static String text(JsonNode node, String... path) {
 		JsonNode value = at(node, path);

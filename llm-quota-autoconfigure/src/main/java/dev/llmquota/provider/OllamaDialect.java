@@ -41,8 +41,8 @@ final class OllamaDialect implements Dialect {
 
 	@Override
 	public boolean streaming(URI uri, JsonNode body) {
-		JsonNode stream = Json.at(body, "stream");
-		return stream == null || stream.asBoolean(true);
+		// Ollama streams unless told not to
+		return Json.flag(body, "stream", true);
 	}
 
 	@Override

@@ -47,8 +47,7 @@ class OpenAiDialect implements Dialect {
 
 	@Override
 	public boolean streaming(URI uri, JsonNode body) {
-		JsonNode stream = Json.at(body, "stream");
-		return stream != null && stream.asBoolean(false);
+		return Json.flag(body, "stream", false);
 	}
 
 	@Override

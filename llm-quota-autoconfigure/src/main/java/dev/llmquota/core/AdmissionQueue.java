@@ -169,7 +169,7 @@ final class AdmissionQueue {
 		for (Charge charge : permit.charges()) {
 			Dimension dimension = charge.bucket().dimension();
 			long delta = (dimension.countsInput() ? inputDelta : 0) + (dimension.countsOutput() ? outputDelta : 0);
-			if (delta != 0) {
+			if (delta != 0 && (delta > 0 || permit.refundable(charge.bucket(), wallNow))) {
 				this.store.adjust(charge.bucket(), delta, now, wallNow);
 				refunded |= delta < 0;
 			}
@@ -183,7 +183,8 @@ final class AdmissionQueue {
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
 		for (Charge charge : permit.charges()) {
-			if (!charge.bucket().dimension().countsTokens() && charge.units() > 0) {
+			if (!charge.bucket().dimension().countsTokens() && charge.units() > 0
+					&& permit.refundable(charge.bucket(), wallNow)) {
 				this.store.adjust(charge.bucket(), -charge.units(), now, wallNow);
 			}
 		}
@@ -352,6 +353,9 @@ final class AdmissionQueue {
 			return penalty;
 		}
 		Waiter.GateUse blocking = waiter.blockingGate();
+		if (blocking != null && spentForTheDay(waiter, now, wallNow, after)) {
+			return Long.MAX_VALUE;
+		}
 		if (blocking != null) {
 			waiter.blockedBy(blocking.gate().dimension(), waiter.scopeOf(blocking.gate()), true);
 			// A gate opens on a release, which runs the queue: no timer needed. Only the
@@ -418,6 +422,26 @@ final class AdmissionQueue {
 		return false;
 	}
 
+	/**
+	 * Fails a call fast when a daily limit it needs is spent beyond its deadline, even
+	 * while an in-flight gate holds it (the store would say so only once the gate opens).
+	 */
+	private boolean spentForTheDay(Waiter waiter, long now, Instant wallNow, List<Runnable> after) {
+		for (Charge charge : waiter.charges) {
+			if (!charge.bucket().daily()) {
+				continue;
+			}
+			long wait = this.store.nanosUntilAvailable(List.of(charge), now, wallNow);
+			if (wait > 0 && wait > waiter.deadline - now) {
+				waiter.state = Waiter.State.DONE;
+				Instant reset = wallNow.plus(Duration.ofNanos(wait));
+				after.add(() -> waiter.sink.error(budgetException(waiter, charge.bucket(), reset)));
+				return true;
+			}
+		}
+		return false;
+	}
+
 	/** Whether the waiter would take gate room the head needs. */
 	private boolean takesGateRoomOf(Waiter head, Waiter waiter) {
 		Waiter.GateUse headBlocking = head.blockingGate();
@@ -443,7 +467,7 @@ final class AdmissionQueue {
 		for (int i = 0; i < uses.size(); i++) {
 			weights[i] = uses.get(i).gate().take(uses.get(i).units());
 		}
-		QuotaPermit permit = new QuotaPermit(this, waiter, booked.charges(), weights, now);
+		QuotaPermit permit = new QuotaPermit(this, waiter, booked.charges(), weights, now, this.clock.instant());
 		this.live.add(permit);
 		waiter.pool.stats().admitted(waiter.demand);
 		after.add(() -> this.events.admitted(waiter.pool, waiter.priority, permit.waitedNanos()));

@@ -1,5 +1,7 @@
 package dev.llmquota.core;
 
+import java.time.Instant;
+import java.time.LocalDate;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -26,6 +28,8 @@ public final class QuotaPermit {
 
 	private final long admittedAt;
 
+	private final Instant admittedWall;
+
 	private final long waitedNanos;
 
 	private final AtomicBoolean reconciled = new AtomicBoolean();
@@ -34,7 +38,8 @@ public final class QuotaPermit {
 
 	volatile Disposable leaseTimer;
 
-	QuotaPermit(AdmissionQueue queue, Waiter waiter, List<Charge> charges, long[] weights, long admittedAt) {
+	QuotaPermit(AdmissionQueue queue, Waiter waiter, List<Charge> charges, long[] weights, long admittedAt,
+			Instant admittedWall) {
 		this.queue = queue;
 		this.pool = waiter.pool;
 		this.demand = waiter.demand;
@@ -42,6 +47,7 @@ public final class QuotaPermit {
 		this.gateUses = waiter.gateUses;
 		this.weights = weights;
 		this.admittedAt = admittedAt;
+		this.admittedWall = admittedWall;
 		this.waitedNanos = admittedAt - waiter.enqueuedAt;
 	}
 
@@ -150,6 +156,16 @@ public final class QuotaPermit {
 
 	long admittedAt() {
 		return this.admittedAt;
+	}
+
+	/**
+	 * Returns whether a refund may go to this bucket: not to a daily counter whose day
+	 * has ended since the call was admitted (the refund would be taken from a day that
+	 * never charged it).
+	 */
+	boolean refundable(BucketSpec bucket, Instant wallNow) {
+		return !bucket.daily() || LocalDate.ofInstant(this.admittedWall, bucket.zone())
+			.equals(LocalDate.ofInstant(wallNow, bucket.zone()));
 	}
 
 }

@@ -500,6 +500,32 @@ class QuotaEngineTests {
 		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(200 - 1_000);
 	}
 
+	@Test
+	void aRefundAfterMidnightIsNotTakenFromTheNewDay() {
+		ManualClock late = new ManualClock(Instant.parse("2026-11-30T23:59:59Z"));
+		QuotaEngine engine = TestConfigs.provider()
+			.model("m", limits(TOKENS_PER_DAY, 100_000))
+			.engine(this.store, late);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call call = acquire(engine, pool, new Demand(10, 5_000));
+		late.advance(Duration.ofSeconds(2));
+		acquire(engine, pool, new Demand(10, 0)).permit().complete(new Usage(10, 0, 0));
+		call.permit().complete(new Usage(10, 0, 10));
+		assertThat(remaining(engine, pool, TOKENS_PER_DAY)).as("the new day keeps its own charge")
+			.isEqualTo(100_000 - 10);
+	}
+
+	@Test
+	void aSpentDayFailsFastEvenWhileAGateHoldsTheCall() {
+		ManualClock evening = new ManualClock(Instant.parse("2026-11-30T20:00:00Z"));
+		QuotaEngine engine = TestConfigs.provider()
+			.model("m", limits(REQUESTS_PER_DAY, 1, CONCURRENT_REQUESTS, 1))
+			.engine(this.store, evening);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(1, 1));
+		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(BudgetExhaustedException.class);
+	}
+
 	private long remaining(QuotaEngine engine, Pool pool, Dimension dimension) {
 		return engine.snapshot(pool).bucket(POOL, dimension).remaining();
 	}

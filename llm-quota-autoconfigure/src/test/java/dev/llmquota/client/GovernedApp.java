@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.web.client.RestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
@@ -69,6 +70,10 @@ public class GovernedApp implements AutoCloseable {
 	 */
 	public String serverUrl() {
 		return "http://127.0.0.1:" + this.context.getEnvironment().getProperty("local.server.port");
+	}
+
+	public RestClient restClient() {
+		return this.context.getBean(RestClient.Builder.class).build();
 	}
 
 	public QuotaEngine engine() {

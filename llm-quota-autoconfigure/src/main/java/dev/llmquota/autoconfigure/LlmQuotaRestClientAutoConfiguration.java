@@ -1,0 +1,35 @@
+package dev.llmquota.autoconfigure;
+
+import dev.llmquota.client.LlmQuotaCalls;
+import dev.llmquota.client.restclient.LlmQuotaClientHttpRequestInterceptor;
+import dev.llmquota.client.restclient.LlmQuotaRestClientCustomizer;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Auto-configuration that governs {@code RestClient} calls to LLM providers: the
+ * interceptor as a bean, and a customizer that adds it to every auto-configured builder.
+ */
+@AutoConfiguration(after = LlmQuotaAutoConfiguration.class)
+@ConditionalOnClass(name = { "org.springframework.web.client.RestClient",
+		"org.springframework.boot.restclient.RestClientCustomizer" })
+@ConditionalOnBean(LlmQuotaCalls.class)
+public final class LlmQuotaRestClientAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	LlmQuotaClientHttpRequestInterceptor llmQuotaClientHttpRequestInterceptor(LlmQuotaCalls calls) {
+		return new LlmQuotaClientHttpRequestInterceptor(calls);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LlmQuotaRestClientCustomizer llmQuotaRestClientCustomizer(LlmQuotaClientHttpRequestInterceptor interceptor) {
+		return new LlmQuotaRestClientCustomizer(interceptor);
+	}
+
+}

@@ -1,0 +1,291 @@
+package dev.llmquota.client.restclient;
+
+import java.io.ByteArrayInputStream;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Map;
+
+import dev.llmquota.client.CallPlan;
+import dev.llmquota.client.GovernedCall;
+import dev.llmquota.client.LlmQuotaCalls;
+import dev.llmquota.client.Outcome;
+import dev.llmquota.client.Route;
+import dev.llmquota.core.QuotaPermit;
+import reactor.core.publisher.Mono;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpRequest;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.client.ClientHttpRequestExecution;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.http.client.ClientHttpResponse;
+
+/**
+ * Governs a {@code RestClient}'s calls to LLM providers, the blocking twin of the
+ * WebClient filter: the calling thread waits for admission (parked, never holding a
+ * monitor), the body goes out as the client wrote it, a refusal is classified and retried
+ * or failed, and the answer's body is read on its way to the caller so the call ends
+ * exactly once, when it is read to its end or closed.
+ */
+public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpRequestInterceptor {
+
+	/** A refusal larger than this is not read for classification. */
+	private static final int MAX_REFUSAL_BYTES = 1024 * 1024;
+
+	private final LlmQuotaCalls calls;
+
+	/**
+	 * Creates the interceptor.
+	 * @param calls the calls facade
+	 */
+	public LlmQuotaClientHttpRequestInterceptor(LlmQuotaCalls calls) {
+		this.calls = calls;
+	}
+
+	@Override
+	public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+			throws IOException {
+		Map<String, Object> attributes = request.getAttributes();
+		Route route = this.calls.route(request.getMethod().name(), request.getURI(), request.getHeaders()::getFirst,
+				attributes::get);
+		if (route == null) {
+			return execution.execute(request, body);
+		}
+		CallPlan plan = this.calls.plan(route, request.getURI(), body, attributes::get);
+		Duration maxWait = (plan.maxWait() != null) ? plan.maxWait()
+				: this.calls.engine().config().settings().maxWait();
+		long deadline = this.calls.engine().clock().nanoTime() + maxWait.toNanos();
+		if (plan.body() != body) {
+			request.getHeaders().setContentLength(plan.body().length);
+		}
+		for (int attempt = 1;; attempt++) {
+			// Every attempt goes through admission again and reserves again.
+			QuotaPermit permit = this.calls.admit(plan, deadline).block();
+			GovernedCall call = this.calls.start(plan, permit);
+			ClientHttpResponse response;
+			try {
+				response = execution.execute(request, plan.body());
+			}
+			catch (IOException | RuntimeException ex) {
+				call.onNoResponse();
+				throw ex;
+			}
+			int status = response.getStatusCode().value();
+			HttpHeaders headers = response.getHeaders();
+			call.onResponse(status, headers::getFirst);
+			if (status < 400) {
+				return new Followed(response, call);
+			}
+			byte[] refusal = readRefusal(response, call);
+			Outcome outcome;
+			try {
+				// the penalty or exhaustion is in the books before the attempt's slots go
+				// back
+				outcome = this.calls.answered(call, status, headers::getFirst, refusal, attempt, deadline);
+			}
+			finally {
+				call.onBody(ByteBuffer.wrap(refusal));
+				call.onComplete();
+			}
+			if (outcome.action() == Outcome.Action.FAIL) {
+				throw outcome.failure();
+			}
+			if (outcome.action() == Outcome.Action.PASS) {
+				return new Buffered(response.getStatusCode(), response.getStatusText(), headers, refusal);
+			}
+			// the thread parks for the provider's wait; it holds no lock
+			Mono.delay(outcome.delay()).block();
+		}
+	}
+
+	private static byte[] readRefusal(ClientHttpResponse response, GovernedCall call) throws IOException {
+		try (response; InputStream in = response.getBody()) {
+			return in.readNBytes(MAX_REFUSAL_BYTES);
+		}
+		catch (IOException | RuntimeException ex) {
+			call.onAbort();
+			throw ex;
+		}
+	}
+
+	/** The answer, its body read on its way to the caller. */
+	private static final class Followed implements ClientHttpResponse {
+
+		private final ClientHttpResponse response;
+
+		private final GovernedCall call;
+
+		private InputStream body;
+
+		Followed(ClientHttpResponse response, GovernedCall call) {
+			this.response = response;
+			this.call = call;
+		}
+
+		@Override
+		public HttpStatusCode getStatusCode() throws IOException {
+			return this.response.getStatusCode();
+		}
+
+		@Override
+		public String getStatusText() throws IOException {
+			return this.response.getStatusText();
+		}
+
+		@Override
+		public HttpHeaders getHeaders() {
+			return this.response.getHeaders();
+		}
+
+		@Override
+		public synchronized InputStream getBody() throws IOException {
+			if (this.body == null) {
+				this.body = new FollowingStream(this.response.getBody(), this.call,
+						this.response.getHeaders().getContentLength());
+			}
+			return this.body;
+		}
+
+		@Override
+		public void close() {
+			try {
+				if (this.body != null) {
+					this.body.close();
+				}
+			}
+			catch (IOException ex) {
+				// the response is closed below either way
+			}
+			finally {
+				this.response.close();
+				// never read, or closed before its end: the call ends with what was read
+				this.call.onAbort();
+			}
+		}
+
+	}
+
+	/** Passes every byte to the caller and a view of it to the call. */
+	private static final class FollowingStream extends FilterInputStream {
+
+		private final GovernedCall call;
+
+		private final long contentLength;
+
+		private long read;
+
+		FollowingStream(InputStream in, GovernedCall call, long contentLength) {
+			super(in);
+			this.call = call;
+			this.contentLength = contentLength;
+		}
+
+		@Override
+		public int read() throws IOException {
+			int next = readOrAbort(() -> super.read());
+			if (next < 0) {
+				this.call.onComplete();
+			}
+			else {
+				this.read++;
+				this.call.onBody(ByteBuffer.wrap(new byte[] { (byte) next }));
+			}
+			return next;
+		}
+
+		@Override
+		public int read(byte[] buffer, int offset, int length) throws IOException {
+			int count = readOrAbort(() -> super.read(buffer, offset, length));
+			if (count < 0) {
+				this.call.onComplete();
+			}
+			else if (count > 0) {
+				this.read += count;
+				this.call.onBody(ByteBuffer.wrap(buffer, offset, count));
+			}
+			return count;
+		}
+
+		@Override
+		public void close() throws IOException {
+			try {
+				super.close();
+			}
+			finally {
+				// a reader that stops at the declared length never sees the end of stream
+				if (this.contentLength >= 0 && this.read >= this.contentLength) {
+					this.call.onComplete();
+				}
+				else {
+					this.call.onAbort();
+				}
+			}
+		}
+
+		private int readOrAbort(Read read) throws IOException {
+			try {
+				return read.read();
+			}
+			catch (IOException | RuntimeException ex) {
+				this.call.onAbort();
+				throw ex;
+			}
+		}
+
+		@FunctionalInterface
+		private interface Read {
+
+			int read() throws IOException;
+
+		}
+
+	}
+
+	/** A refusal read whole, handed on byte for byte. */
+	private static final class Buffered implements ClientHttpResponse {
+
+		private final HttpStatusCode status;
+
+		private final String statusText;
+
+		private final HttpHeaders headers;
+
+		private final byte[] body;
+
+		Buffered(HttpStatusCode status, String statusText, HttpHeaders headers, byte[] body) {
+			this.status = status;
+			this.statusText = statusText;
+			this.headers = headers;
+			this.body = body;
+		}
+
+		@Override
+		public HttpStatusCode getStatusCode() {
+			return this.status;
+		}
+
+		@Override
+		public String getStatusText() {
+			return this.statusText;
+		}
+
+		@Override
+		public HttpHeaders getHeaders() {
+			return this.headers;
+		}
+
+		@Override
+		public InputStream getBody() {
+			return new ByteArrayInputStream(this.body);
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+}

@@ -1,0 +1,30 @@
+package dev.llmquota.client.restclient;
+
+import org.springframework.boot.restclient.RestClientCustomizer;
+import org.springframework.web.client.RestClient;
+
+/**
+ * Adds llm-quota's interceptor to every auto-configured {@code RestClient.Builder}.
+ */
+public final class LlmQuotaRestClientCustomizer implements RestClientCustomizer {
+
+	private final LlmQuotaClientHttpRequestInterceptor interceptor;
+
+	/**
+	 * Creates the customizer.
+	 * @param interceptor the interceptor to add
+	 */
+	public LlmQuotaRestClientCustomizer(LlmQuotaClientHttpRequestInterceptor interceptor) {
+		this.interceptor = interceptor;
+	}
+
+	@Override
+	public void customize(RestClient.Builder builder) {
+		builder.requestInterceptors((interceptors) -> {
+			if (!interceptors.contains(this.interceptor)) {
+				interceptors.add(this.interceptor);
+			}
+		});
+	}
+
+}

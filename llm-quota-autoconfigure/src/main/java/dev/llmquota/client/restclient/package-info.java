@@ -1,0 +1,4 @@
+/**
+ * The RestClient adapter: a blocking request interceptor and the customizer that adds it.
+ */
+package dev.llmquota.client.restclient;

@@ -1,0 +1,146 @@
+package dev.llmquota.client;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import dev.llmquota.QuotaExhaustedException;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.test.simulator.RequestRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.http.MediaType;
+import org.springframework.web.client.RestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The same application calling through the auto-configured {@code RestClient.Builder}:
+ * the blocking adapter behaves as the WebClient filter does.
+ */
+class RestClientGovernanceTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(15);
+
+	private static String send(SimulatedProvider provider, int maxTokens, boolean stream, String prompt) {
+		return provider.app.restClient()
+			.post()
+			.uri(provider.simulator.baseUrl() + provider.dialect.path(SimulatedProvider.MODEL, stream))
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(provider.dialect.body(SimulatedProvider.MODEL, maxTokens, stream, prompt))
+			.retrieve()
+			.body(String.class);
+	}
+
+	@ParameterizedTest
+	@EnumSource(DialectCase.class)
+	void reservesTheOutputCeilingDuringTheCallAndRefundsItAfter(DialectCase dialect) throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(dialect,
+				(sim) -> sim
+					.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(400)).fixedOutputTokens(20)),
+				"llm.quota.headroom=1.0", "reserve-max-tokens=true", "burst-window=60s",
+				"models.test-model.output-tokens-per-minute=6000")) {
+			CompletableFuture<String> answer = CompletableFuture.supplyAsync(() -> send(provider, 4_000, false, "Hi."));
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 1);
+			assertThat(outputRemaining(provider)).isLessThan(2_500);
+			assertThat(answer.get()).isNotEmpty();
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(outputRemaining(provider)).isGreaterThan(5_500);
+		}
+	}
+
+	@Test
+	void aRateLimitIsWaitedOutAndRetried() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.GEMINI,
+				(sim) -> sim.window(Duration.ofSeconds(1))
+					.model(SimulatedProvider.MODEL, (limits) -> limits.requestsPerMinute(60)),
+				"llm.quota.max-wait=10s")) {
+			assertThat(send(provider, 10, false, "One.")).isNotEmpty();
+			assertThat(send(provider, 10, false, "Two.")).isNotEmpty();
+			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() == 3);
+			List<RequestRecord> log = provider.simulator.requestLog().records();
+			assertThat(log).extracting(RequestRecord::outcome)
+				.containsExactly(RequestRecord.Outcome.COMPLETED, RequestRecord.Outcome.REFUSED,
+						RequestRecord.Outcome.COMPLETED);
+			assertThat(Duration.between(log.get(1).arrival(), log.get(2).arrival()))
+				.isGreaterThanOrEqualTo(provider.pool().stats().lastRateLimit().delay());
+		}
+	}
+
+	@Test
+	void aSpentQuotaReachesTheProviderOnce() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> sim.exhausted(true))) {
+			assertThatException().isThrownBy(() -> send(provider, 10, false, "One."))
+				.isInstanceOf(QuotaExhaustedException.class);
+			assertThatException().isThrownBy(() -> send(provider, 10, false, "Two."))
+				.isInstanceOf(QuotaExhaustedException.class);
+			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() == 1);
+		}
+	}
+
+	@Test
+	void aStreamHoldsItsSlotUntilClosedAndClosingEarlyReleasesIt() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI,
+				(sim) -> sim.latency((latency) -> latency.perOutputToken(Duration.ofMillis(20)).fixedOutputTokens(50)),
+				"llm.quota.headroom=1.0", "models.test-model.concurrent-requests=1")) {
+			RestClient client = provider.app.restClient();
+			String first = client.post()
+				.uri(provider.simulator.baseUrl() + provider.dialect.path(SimulatedProvider.MODEL, true))
+				.contentType(MediaType.APPLICATION_JSON)
+				.body(provider.dialect.body(SimulatedProvider.MODEL, 100, true, "Tell a story."))
+				.exchange((request, response) -> {
+					try (BufferedReader reader = new BufferedReader(
+							new InputStreamReader(response.getBody(), StandardCharsets.UTF_8))) {
+						String line = reader.readLine();
+						assertThat(provider.inFlight()).as("the slot is held while the stream is read").isEqualTo(1);
+						return line;
+					}
+				});
+			assertThat(first).startsWith("data:");
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(send(provider, 10, true, "Short.")).contains("data:");
+		}
+	}
+
+	@Test
+	void aBodyThatIsNotJsonPassesThroughUnchanged() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> {
+		})) {
+			String answer = provider.app.restClient()
+				.post()
+				.uri(provider.simulator.baseUrl() + "/v1/chat/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.body("this is { not json")
+				.exchange((request, response) -> response.getStatusCode().value() + " "
+						+ new String(response.getBody().readAllBytes(), StandardCharsets.UTF_8));
+			assertThat(answer).startsWith("400 ").contains("error");
+			assertThat(provider.inFlight()).isZero();
+		}
+	}
+
+	@Test
+	void theInterceptorIsAddedOnceToEveryBuilder() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> {
+		})) {
+			RestClient.Builder builder = provider.app.context().getBean(RestClient.Builder.class);
+			builder.requestInterceptors((interceptors) -> assertThat(interceptors)
+				.filteredOn((interceptor) -> interceptor.getClass().getSimpleName().startsWith("LlmQuota"))
+				.hasSize(1));
+			assertThat(send(provider, 10, false, "Hello.")).isNotEmpty();
+			assertThat(provider.pool().drift().samples()).isEqualTo(1);
+		}
+	}
+
+	private static long outputRemaining(SimulatedProvider provider) {
+		return provider.snapshot().bucket(BucketSpec.Scope.POOL, Dimension.OUTPUT_TOKENS_PER_MINUTE).remaining();
+	}
+
+}

@@ -3,6 +3,7 @@ package dev.llmquota.actuate;
 import java.util.List;
 import java.util.Map;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.llmquota.core.QuotaState;
 
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
@@ -13,6 +14,7 @@ import org.springframework.boot.actuate.endpoint.OperationResponseBody;
  * @param pools the pools that are configured or have been called
  * @param accounts the provider entries' shared ceilings
  */
+@JsonInclude(JsonInclude.Include.ALWAYS)
 public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) implements OperationResponseBody {
 
 	/**
@@ -32,6 +34,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * @param output reserved versus billed output, with a recommended {@code max_tokens}
 	 * @param warnings configuration that disagrees with what the provider reports
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record PoolReport(String provider, String region, String model, QuotaState state, String binding,
 			Map<String, Object> dimensions, InFlight inFlight, Derived derived, RateLimit lastRateLimit,
 			Drift estimateDrift, Output output, List<String> warnings) {
@@ -46,6 +49,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * @param state OK, THROTTLED or EXHAUSTED
 	 * @param dimensions its limited dimensions
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record AccountReport(String provider, String region, QuotaState state, Map<String, Object> dimensions) {
 
 	}
@@ -60,6 +64,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * @param source {@code server} or {@code local}
 	 * @param local the client's own bucket
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record RateDimension(long limit, long enforced, long remaining, String reset, String source, Local local) {
 
 	}
@@ -70,6 +75,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * @param remaining units available now (negative while in debt)
 	 * @param capacity the most it holds
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record Local(long remaining, long capacity) {
 
 	}
@@ -81,6 +87,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * @param enforced {@code limit x headroom}, at least 1
 	 * @param inUse calls holding a slot now
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record GateDimension(long limit, long enforced, long inUse) {
 
 	}
@@ -91,6 +98,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * @param requests calls
 	 * @param tokens input estimates plus output ceilings
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record InFlight(long requests, long tokens) {
 
 	}
@@ -103,6 +111,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * @param inFlightTokens the tightest token bound, each token dimension weighted by
 	 * its units
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record Derived(long latencyMs, Double inFlightCalls, Long inFlightTokens) {
 
 	}
@@ -114,6 +123,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * @param dimension the dimension it named, or {@code unknown}
 	 * @param waitMs the wait it asked for
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record RateLimit(String at, String dimension, long waitMs) {
 
 	}
@@ -125,6 +135,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * multiplied by it
 	 * @param samples calls that reported their input
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record Drift(double ratio, long samples) {
 
 	}
@@ -139,6 +150,7 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	 * plus a fifth), shown when calls reserve over four times what they use; or
 	 * {@code null}
 	 */
+	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record Output(long reserved, long billed, Long p99, Long recommendedMaxTokens) {
 
 	}

@@ -67,7 +67,7 @@ public final class GovernedCall {
 		}
 		if (successful()) {
 			// a call that succeeds ends any exhaustion: a probe found the quota back
-			this.engine.succeeded(this.plan.pool());
+			this.engine.succeeded(this.permit);
 		}
 		this.engine.observe(this.plan.pool(),
 				this.plan.route().dialect().rateLimits(headers, this.engine.clock().instant()));
@@ -185,10 +185,7 @@ public final class GovernedCall {
 	 * the provider counts refused requests ({@code charge-refused}).
 	 */
 	private void refuseTokens() {
-		this.permit.reconcile(new Usage(0, 0, 0));
-		if (!this.plan.route().provider().chargeRefusedRequests()) {
-			this.permit.refundRequests();
-		}
+		this.permit.refuse(this.plan.route().provider().chargeRefusedRequests());
 	}
 
 	/** A stream that ended without usage: its input, and what was streamed so far. */

@@ -144,7 +144,9 @@ public final class LlmQuotaCalls {
 					return Outcome.pass();
 				}
 				Duration wait = (answer.delay() != null) ? answer.delay() : backoff(attempt);
-				return (wait.compareTo(this.retry.maxBackoff()) > 0) ? Outcome.pass() : Outcome.retry(jitter(wait));
+				boolean fits = wait.compareTo(this.retry.maxBackoff()) <= 0
+						&& this.engine.clock().nanoTime() + wait.toNanos() <= deadline;
+				return fits ? Outcome.retry(jitter(wait)) : Outcome.pass();
 			}
 			default -> {
 				return Outcome.pass();
@@ -279,6 +281,20 @@ public final class LlmQuotaCalls {
 	 */
 	public Mono<QuotaPermit> admit(CallPlan plan) {
 		return this.engine.acquire(plan.pool(), plan.demand(), plan.priority(), plan.maxWait());
+	}
+
+	/**
+	 * Waits, without blocking, until an attempt of a call is admitted, no longer than
+	 * what is left of the call's {@code max-wait}: retries share one budget.
+	 * @param plan the call's plan
+	 * @param deadline the monotonic time the call's wait ends
+	 * @return the permit
+	 */
+	public Mono<QuotaPermit> admit(CallPlan plan, long deadline) {
+		return Mono.defer(() -> {
+			long left = Math.max(0, deadline - this.engine.clock().nanoTime());
+			return this.engine.acquire(plan.pool(), plan.demand(), plan.priority(), Duration.ofNanos(left));
+		});
 	}
 
 	/**

@@ -179,12 +179,12 @@ final class AdmissionQueue {
 		}
 	}
 
-	void refundRequests(QuotaPermit permit) {
+	void refuse(QuotaPermit permit, boolean keepRequests) {
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
 		for (Charge charge : permit.charges()) {
-			if (!charge.bucket().dimension().countsTokens() && charge.units() > 0
-					&& permit.refundable(charge.bucket(), wallNow)) {
+			boolean give = charge.bucket().dimension().countsTokens() || !keepRequests;
+			if (give && charge.units() > 0 && permit.refundable(charge.bucket(), wallNow)) {
 				this.store.adjust(charge.bucket(), -charge.units(), now, wallNow);
 			}
 		}
@@ -408,9 +408,14 @@ final class AdmissionQueue {
 	 * through now and then where the provider gave no reset.
 	 */
 	private boolean exhausted(Waiter waiter, long now, Instant wallNow, List<Runnable> after) {
+		waiter.probing = null;
 		for (Hold hold : List.of(this.account.hold(), waiter.pool.hold())) {
 			Hold.Exhaustion exhaustion = hold.exhaustion(wallNow);
-			if (exhaustion != null && !hold.takeProbe(now, this.settings.exhaustedProbeInterval().toNanos())) {
+			if (exhaustion != null && hold.probeDue(now)) {
+				// the probe is taken only if this call is admitted now
+				waiter.probing = hold;
+			}
+			else if (exhaustion != null) {
 				waiter.state = Waiter.State.DONE;
 				after.add(() -> waiter.sink
 					.error(new QuotaExhaustedException(waiter.pool.provider(), waiter.pool.region(),
@@ -462,6 +467,9 @@ final class AdmissionQueue {
 	}
 
 	private void admit(Waiter waiter, Booking.Booked booked, long now, List<Runnable> after) {
+		if (waiter.probing != null) {
+			waiter.probing.takeProbe(now, this.settings.exhaustedProbeInterval().toNanos());
+		}
 		List<Waiter.GateUse> uses = waiter.gateUses;
 		long[] weights = new long[uses.size()];
 		for (int i = 0; i < uses.size(); i++) {

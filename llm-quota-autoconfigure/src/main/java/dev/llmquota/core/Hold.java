@@ -24,8 +24,9 @@ public final class Hold {
 	 * @param until when the quota comes back, or {@code null} if unknown (then probes)
 	 * @param nextProbe the monotonic time the next probe call may go, where the reset is
 	 * unknown
+	 * @param since the monotonic time the provider said so
 	 */
-	public record Exhaustion(Dimension dimension, String reason, Instant until, long nextProbe) {
+	public record Exhaustion(Dimension dimension, String reason, Instant until, long nextProbe, long since) {
 
 	}
 
@@ -78,14 +79,30 @@ public final class Hold {
 			return false;
 		}
 		this.exhaustion = new Exhaustion(this.exhaustion.dimension(), this.exhaustion.reason(), null,
-				now + intervalNanos);
+				now + intervalNanos, this.exhaustion.since());
 		return true;
+	}
+
+	/** Whether a probe call may go now (without taking it). */
+	synchronized boolean probeDue(long now) {
+		return this.exhaustion != null && this.exhaustion.until() == null && now >= this.exhaustion.nextProbe();
 	}
 
 	synchronized boolean clearExhaustion() {
 		boolean had = this.exhaustion != null;
 		this.exhaustion = null;
 		return had;
+	}
+
+	/**
+	 * Ends an exhaustion because a call succeeded, but only a call admitted after the
+	 * provider said the quota was spent (a probe): an older call's success proves
+	 * nothing.
+	 */
+	synchronized void succeeded(long admittedAt) {
+		if (this.exhaustion != null && admittedAt >= this.exhaustion.since()) {
+			this.exhaustion = null;
+		}
 	}
 
 	synchronized QuotaState state(long now, Instant wallNow) {

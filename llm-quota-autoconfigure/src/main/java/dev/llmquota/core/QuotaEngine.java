@@ -240,17 +240,17 @@ public final class QuotaEngine implements AutoCloseable {
 		long nextProbe = Arith.saturatedAdd(this.clock.nanoTime(),
 				this.config.settings().exhaustedProbeInterval().toNanos());
 		Hold hold = wholeAccount ? pool.account().hold() : pool.hold();
-		hold.exhaust(new Hold.Exhaustion(dimension, reason, until, nextProbe));
+		hold.exhaust(new Hold.Exhaustion(dimension, reason, until, nextProbe, this.clock.nanoTime()));
 	}
 
 	/**
-	 * A call succeeded: any exhaustion of its pool and account is over (a probe found the
-	 * quota back).
-	 * @param pool the pool
+	 * A call succeeded: if it was admitted after its pool or account was marked exhausted
+	 * (a probe), the quota is back.
+	 * @param permit the call's permit
 	 */
-	public void succeeded(Pool pool) {
-		pool.hold().clearExhaustion();
-		pool.account().hold().clearExhaustion();
+	public void succeeded(QuotaPermit permit) {
+		permit.pool().hold().succeeded(permit.admittedAt());
+		permit.pool().account().hold().succeeded(permit.admittedAt());
 	}
 
 	/**
@@ -274,7 +274,7 @@ public final class QuotaEngine implements AutoCloseable {
 			}
 		}
 		else {
-			had = pool(provider, model).hold().clearExhaustion();
+			had = existingPool(entry, provider, model).hold().clearExhaustion();
 		}
 		entry.account.queue().wake();
 		return had;
@@ -354,7 +354,7 @@ public final class QuotaEngine implements AutoCloseable {
 			});
 		}
 		else {
-			Pool pool = pool(provider, model);
+			Pool pool = existingPool(entry, provider, model);
 			requireGate(pool.limits(), dimension);
 			pool.change(dimension, limit);
 			account.queue().read(() -> {
@@ -363,6 +363,24 @@ public final class QuotaEngine implements AutoCloseable {
 			});
 		}
 		account.queue().wake();
+	}
+
+	/** A pool that exists: configured, or made for an unlisted model that was called. */
+	private Pool existingPool(Provider entry, String provider, String model) {
+		Pool pool = entry.configured.get(model);
+		if (pool == null) {
+			this.unlistedLock.lock();
+			try {
+				pool = this.unlisted.get(provider + '\u0000' + model);
+			}
+			finally {
+				this.unlistedLock.unlock();
+			}
+		}
+		if (pool == null) {
+			throw new IllegalArgumentException("No pool for model '" + model + "' of provider '" + provider + "'");
+		}
+		return pool;
 	}
 
 	private static void requireGate(Limits limits, Dimension dimension) {

@@ -104,11 +104,16 @@ public final class QuotaPermit {
 	}
 
 	/**
-	 * Gives back the request units of a call the provider refused where the provider does
-	 * not count refused requests ({@code charge-refused: none}).
+	 * Gives back what a call the provider refused reserved: its tokens, and its request
+	 * too where the provider does not count refused requests. A refusal is not usage: the
+	 * output statistics do not see it. Only the first correction has an effect.
+	 * @param keepRequests whether the request stays charged ({@code charge-refused:
+	 * requests})
 	 */
-	public void refundRequests() {
-		this.queue.refundRequests(this);
+	public void refuse(boolean keepRequests) {
+		if (this.reconciled.compareAndSet(false, true)) {
+			this.queue.refuse(this, keepRequests);
+		}
 	}
 
 	/**
@@ -154,7 +159,11 @@ public final class QuotaPermit {
 		return this.weights[index];
 	}
 
-	long admittedAt() {
+	/**
+	 * Returns when the call was admitted.
+	 * @return the monotonic time of admission, in nanoseconds
+	 */
+	public long admittedAt() {
 		return this.admittedAt;
 	}
 

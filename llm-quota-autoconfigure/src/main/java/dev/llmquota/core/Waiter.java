@@ -59,6 +59,9 @@ final class Waiter {
 	/** Whether what blocked last was an in-flight bound rather than a bucket. */
 	boolean blockedInFlight;
 
+	/** The exhausted hold whose probe this call would be, if admitted now. */
+	Hold probing;
+
 	/** When the call's buckets allow it, as last computed. */
 	long readyAt;
 

@@ -119,16 +119,27 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 
 	@Override
 	public void poolEvicted(Pool pool) {
-		List<Meter> meters = this.gauges.remove(pool);
+		this.gauges.remove(pool);
 		MeterRegistry registry = this.registry;
-		if (meters != null && registry != null) {
-			meters.forEach(registry::remove);
+		if (registry == null) {
+			return;
 		}
+		// every meter of the pool, the gauges and those its calls created
+		for (String name : List.of(LIMIT, REMAINING, IN_FLIGHT, WAIT, THROTTLED, DRIFT, OUTPUT_RESERVED,
+				OUTPUT_BILLED)) {
+			registry.find(name).tags(tags(pool)).meters().forEach(registry::remove);
+		}
+	}
+
+	/** Events of calls that outlive their evicted pool register nothing new. */
+	private MeterRegistry registryFor(Pool pool) {
+		MeterRegistry registry = this.registry;
+		return (registry != null && this.gauges.containsKey(pool)) ? registry : null;
 	}
 
 	@Override
 	public void admitted(Pool pool, Priority priority, long waitedNanos) {
-		MeterRegistry registry = this.registry;
+		MeterRegistry registry = registryFor(pool);
 		if (registry != null) {
 			Timer.builder(WAIT)
 				.description("Time from a call to its admission")
@@ -140,7 +151,7 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 
 	@Override
 	public void reconciled(Pool pool, Demand demand, Usage usage, long reservedOutput, long billedOutput) {
-		MeterRegistry registry = this.registry;
+		MeterRegistry registry = registryFor(pool);
 		if (registry != null) {
 			Counter.builder(OUTPUT_RESERVED)
 				.description("Output tokens reserved at admission by calls that reported usage")
@@ -159,7 +170,7 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 
 	@Override
 	public void drift(Pool pool, double ratio) {
-		MeterRegistry registry = this.registry;
+		MeterRegistry registry = registryFor(pool);
 		if (registry != null) {
 			DistributionSummary.builder(DRIFT)
 				.description("Input tokens the provider counted over those estimated, per call")
@@ -172,7 +183,7 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 
 	@Override
 	public void throttled(Pool pool, Dimension dimension) {
-		MeterRegistry registry = this.registry;
+		MeterRegistry registry = registryFor(pool);
 		if (registry != null) {
 			Counter.builder(THROTTLED)
 				.description("Rate-limit answers from the provider")

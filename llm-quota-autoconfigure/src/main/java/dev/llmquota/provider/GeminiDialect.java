@@ -70,8 +70,15 @@ final class GeminiDialect implements Dialect {
 				String type = Json.text(detail, "@type");
 				if (type != null && type.endsWith("google.rpc.QuotaFailure")) {
 					JsonNode violations = Json.at(detail, "violations");
-					if (violations != null && violations.isArray() && !violations.isEmpty()) {
-						quotaId = Json.text(violations.get(0), "quotaId");
+					if (violations != null && violations.isArray()) {
+						for (JsonNode violation : violations.values()) {
+							String id = Json.text(violation, "quotaId");
+							// a per-day violation decides: it is not waited out in
+							// seconds
+							if (id != null && (quotaId == null || id.contains("PerDay"))) {
+								quotaId = id;
+							}
+						}
 					}
 				}
 				else if (type != null && type.endsWith("google.rpc.RetryInfo")) {

@@ -113,10 +113,11 @@ class OpenAiDialect implements Dialect {
 			dimension = "tokens".equals(type) ? Dimension.TOKENS_PER_MINUTE
 					: "requests".equals(type) ? Dimension.REQUESTS_PER_MINUTE : null;
 		}
-		if (dimension != null && dimension.kind() == Dimension.Kind.DAILY) {
-			return Answer.exhausted(dimension, false, message);
-		}
 		Duration wait = Waits.first(Waits.fromHeaders(headers, now), Waits.fromMessage(message));
+		if (dimension != null && dimension.kind() == Dimension.Kind.DAILY) {
+			// a spent day, back when the provider says
+			return Answer.exhausted(dimension, wait, message);
+		}
 		return Refusals.withResetWait(Answer.rateLimited(dimension, wait, Waits.retryAllowed(headers), message), this,
 				headers, now);
 	}

@@ -159,4 +159,25 @@ class QuotaReportsTests {
 		assertThat(engine.state(gpt)).isEqualTo(QuotaState.OK);
 	}
 
+	@Test
+	void onlyACallAdmittedAfterTheExhaustionEndsIt() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.Call slow = Calls.acquire(engine, pool, new Demand(10, 10));
+		this.clock.advance(Duration.ofMillis(10));
+		engine.exhaust(pool, true, null, "insufficient_quota", null);
+		engine.succeeded(slow.permit());
+		assertThat(engine.state(pool)).as("a call sent before the answer proves nothing")
+			.isEqualTo(QuotaState.EXHAUSTED);
+		this.clock.advance(Duration.ofMinutes(5));
+		Calls.Call probe = Calls.acquire(engine, pool, new Demand(10, 10));
+		assertThat(probe.admitted()).isTrue();
+		assertThat(Calls.acquire(engine, pool, new Demand(10, 10)).error()).as("one probe per interval")
+			.isInstanceOf(dev.llmquota.QuotaExhaustedException.class);
+		engine.succeeded(probe.permit());
+		assertThat(engine.state(pool)).isEqualTo(QuotaState.OK);
+	}
+
 }

@@ -44,6 +44,8 @@ class EndpointAgainstSimulatorTests {
 			assertThat(tokens.path("limit").asLong()).isEqualTo(600_000);
 			assertThat(tokens.path("enforced").asLong()).isEqualTo(480_000);
 			assertThat(tokens.path("source").asString()).isEqualTo(dialect.reportsHeaders() ? "server" : "local");
+			assertThat(tokens.has("reset")).as("reset is shown, null or not").isTrue();
+			assertThat(pool.has("lastRateLimit")).isTrue();
 			assertThat(pool.path("dimensions").path("concurrent-requests").path("inUse").asLong()).isZero();
 			assertThat(pool.path("inFlight").path("requests").asLong()).isZero();
 			assertThat(pool.path("estimateDrift").path("samples").asLong()).isEqualTo(1);

@@ -44,6 +44,7 @@ class RetryAgainstSimulatorTests {
 			assertThat(answer.dimension()).isEqualTo(dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE);
 			assertThat(Duration.between(log.get(1).arrival(), log.get(2).arrival()))
 				.isGreaterThanOrEqualTo(answer.delay());
+			assertThat(provider.pool().stats().outputSamples()).as("a refusal is not usage").isEqualTo(2);
 		}
 	}
 
@@ -89,6 +90,19 @@ class RetryAgainstSimulatorTests {
 				.isInstanceOf(QuotaExhaustedException.class);
 			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() == 1);
 			assertThat(provider.app.engine().state(provider.pool())).isEqualTo(QuotaState.EXHAUSTED);
+		}
+	}
+
+	@Test
+	void aSpentQuotaReachesTheProviderOnceEvenWithCallersQueuedBehindIt() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> sim.exhausted(true),
+				"llm.quota.headroom=1.0", "models.test-model.concurrent-requests=1")) {
+			List<CompletableFuture<String>> calls = List.of(provider.send(10, "One.").toFuture(),
+					provider.send(10, "Two.").toFuture(), provider.send(10, "Three.").toFuture());
+			calls.forEach((call) -> assertThatException().isThrownBy(call::join)
+				.withCauseInstanceOf(QuotaExhaustedException.class));
+			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() >= 1);
+			assertThat(provider.simulator.requestLog().records()).hasSize(1);
 		}
 	}
 

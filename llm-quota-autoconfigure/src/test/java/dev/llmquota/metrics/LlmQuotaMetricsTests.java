@@ -88,10 +88,13 @@ class LlmQuotaMetricsTests {
 	void gaugesOfAPoolSurviveGarbageCollectionAndGoWhenItIsEvicted() {
 		QuotaEngine engine = engine(1);
 		WeakReference<Pool> unlisted = new WeakReference<>(engine.pool("openai", "o3"));
+		Calls.acquire(engine, unlisted.get(), new Demand(1, 1)).permit().complete(new Usage(1, 0, 1));
 		System.gc();
 		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o3").gauge().value()).isEqualTo(100);
 		engine.pool("openai", "o4");
 		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o3").gauges()).isEmpty();
+		assertThat(this.registry.find(LlmQuotaMetrics.WAIT).tag("model", "o3").meters()).isEmpty();
+		assertThat(this.registry.find(LlmQuotaMetrics.OUTPUT_BILLED).tag("model", "o3").meters()).isEmpty();
 		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o4").gauges()).isNotEmpty();
 		assertThat(unlisted.get()).isNotNull();
 	}

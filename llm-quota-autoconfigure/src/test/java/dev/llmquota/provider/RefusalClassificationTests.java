@@ -154,6 +154,24 @@ class RefusalClassificationTests {
 	}
 
 	@Test
+	void aPerDayViolationListedSecondStillMeansASpentDay() {
+		Answer answer = classify(DialectId.GEMINI, 429, Map.of(),
+				"""
+						{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"quota","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel"},{"quotaId":"GenerateRequestsPerDayPerProjectPerModel"}]}]}}""");
+		assertThat(answer.kind()).isEqualTo(Answer.Kind.EXHAUSTED);
+	}
+
+	@Test
+	void aSpentDayComesBackWhenTheMessageSays() {
+		Answer answer = classify(DialectId.OPENAI, 429, Map.of(),
+				"""
+						{"error":{"message":"Rate limit reached for gpt-4o on requests per day (RPD): Limit 10000, Used 10000, Requested 1. Please try again in 7m12s.","type":"requests","code":"rate_limit_exceeded"}}""");
+		assertThat(answer.kind()).isEqualTo(Answer.Kind.EXHAUSTED);
+		assertThat(answer.dimension()).isEqualTo(Dimension.REQUESTS_PER_DAY);
+		assertThat(answer.reset(NOW)).isEqualTo(NOW.plus(Duration.ofMinutes(7).plusSeconds(12)));
+	}
+
+	@Test
 	void aRequestTooLargeIsPassedThroughNotRetried() {
 		Answer answer = classify(DialectId.OPENAI, 429, Map.of(),
 				"""

@@ -112,19 +112,29 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 
 	private Mono<ClientResponse> answered(ClientResponse response, GovernedCall call, int attempt, long deadline) {
 		int status = response.statusCode().value();
-		ClientResponse followed = follow(response, call);
 		if (status < 400) {
-			return Mono.just(followed);
+			return Mono.just(follow(response, call));
 		}
+		call.onResponse(status, response.headers().asHttpHeaders()::getFirst);
 		// A refusal is small: read it whole to classify it, then hand the same bytes on.
-		return DataBufferUtils.join(followed.body(BodyExtractors.toDataBuffers()), MAX_REFUSAL_BYTES).map((buffer) -> {
+		// The
+		// penalty or exhaustion is in the books before the attempt's slots go back, so no
+		// waiting caller slips through in between.
+		return DataBufferUtils.join(response.body(BodyExtractors.toDataBuffers()), MAX_REFUSAL_BYTES).map((buffer) -> {
 			byte[] bytes = new byte[buffer.readableByteCount()];
 			buffer.read(bytes);
 			DataBufferUtils.release(buffer);
 			return bytes;
-		}).defaultIfEmpty(new byte[0]).flatMap((bytes) -> {
-			Outcome outcome = this.calls.answered(call, status, response.headers().asHttpHeaders()::getFirst, bytes,
-					attempt, deadline);
+		}).defaultIfEmpty(new byte[0]).doOnError((ex) -> call.onAbort()).doOnCancel(call::onAbort).flatMap((bytes) -> {
+			Outcome outcome;
+			try {
+				outcome = this.calls.answered(call, status, response.headers().asHttpHeaders()::getFirst, bytes,
+						attempt, deadline);
+			}
+			finally {
+				call.onBody(ByteBuffer.wrap(bytes));
+				call.onComplete();
+			}
 			return switch (outcome.action()) {
 				case RETRY -> Mono.error(new RetryAfter(outcome.delay()));
 				case FAIL -> Mono.error(outcome.failure());

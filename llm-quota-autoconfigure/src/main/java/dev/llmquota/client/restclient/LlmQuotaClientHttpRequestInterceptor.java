@@ -7,7 +7,9 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Function;
 
+import dev.llmquota.LlmQuota;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
@@ -48,13 +50,16 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 	@Override
 	public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
 			throws IOException {
-		Map<String, Object> attributes = request.getAttributes();
+		Map<String, Object> requestAttributes = request.getAttributes();
+		// an attribute on the request wins; else a scope on this thread (LlmQuota.with)
+		Function<String, Object> attributes = (name) -> requestAttributes.containsKey(name)
+				? requestAttributes.get(name) : LlmQuota.current(name);
 		Route route = this.calls.route(request.getMethod().name(), request.getURI(), request.getHeaders()::getFirst,
-				attributes::get);
+				attributes);
 		if (route == null) {
 			return execution.execute(request, body);
 		}
-		CallPlan plan = this.calls.plan(route, request.getURI(), body, attributes::get);
+		CallPlan plan = this.calls.plan(route, request.getURI(), body, attributes);
 		Duration maxWait = (plan.maxWait() != null) ? plan.maxWait()
 				: this.calls.engine().config().settings().maxWait();
 		long deadline = this.calls.engine().clock().nanoTime() + maxWait.toNanos();

@@ -4,8 +4,10 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
+import dev.llmquota.LlmQuota;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
@@ -70,14 +72,20 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		if (request.attribute(GOVERNED).isPresent()) {
 			return next.exchange(request);
 		}
-		Route route = this.calls.route(request.method().name(), request.url(), request.headers()::getFirst,
-				(name) -> request.attribute(name).orElse(null));
+		// an attribute on the request wins; else a Reactor context or a scope on this
+		// thread
+		return Mono.deferContextual((context) -> governed(request, next,
+				(name) -> request.attribute(name).orElseGet(() -> LlmQuota.current(context, name))));
+	}
+
+	private Mono<ClientResponse> governed(ClientRequest request, ExchangeFunction next,
+			Function<String, Object> attributes) {
+		Route route = this.calls.route(request.method().name(), request.url(), request.headers()::getFirst, attributes);
 		if (route == null) {
 			return next.exchange(request);
 		}
 		return CapturedBody.of(request, this.writers.get()).flatMap((captured) -> {
-			CallPlan plan = this.calls.plan(route, request.url(), captured.bytes(),
-					(name) -> request.attribute(name).orElse(null));
+			CallPlan plan = this.calls.plan(route, request.url(), captured.bytes(), attributes);
 			ClientRequest replay = replay(request, captured, plan.body());
 			Duration maxWait = (plan.maxWait() != null) ? plan.maxWait()
 					: this.calls.engine().config().settings().maxWait();

@@ -1,11 +1,20 @@
 package dev.llmquota;
 
+import java.util.ArrayList;
+import java.util.List;
+
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaMethod;
+import com.tngtech.archunit.core.domain.JavaMethodCall;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The package rules that keep the engine easy to change.
@@ -46,6 +55,25 @@ class ArchitectureTests {
 			.resideInAnyPackage("dev.llmquota.store..", "dev.llmquota.client..", "dev.llmquota.provider..",
 					"dev.llmquota.actuate..", "dev.llmquota.metrics..")
 			.check(CLASSES);
+	}
+
+	@Test
+	void noSynchronizedMethodWaitsForAdmission() {
+		// a blocking wait inside a monitor would pin a virtual thread's carrier
+		List<String> violations = new ArrayList<>();
+		for (JavaClass type : CLASSES) {
+			for (JavaMethod method : type.getMethods()) {
+				if (!method.getModifiers().contains(JavaModifier.SYNCHRONIZED)) {
+					continue;
+				}
+				for (JavaMethodCall call : method.getMethodCallsFromSelf()) {
+					if (call.getTargetOwner().isEquivalentTo(Mono.class) && call.getName().startsWith("block")) {
+						violations.add(method.getFullName());
+					}
+				}
+			}
+		}
+		assertThat(violations).isEmpty();
 	}
 
 	@Test

@@ -1,0 +1,224 @@
+package dev.llmquota.client.okhttp;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.function.Function;
+
+import dev.llmquota.LlmQuota;
+import dev.llmquota.LlmQuotaException;
+import dev.llmquota.client.CallPlan;
+import dev.llmquota.client.GovernedCall;
+import dev.llmquota.client.LlmQuotaCalls;
+import dev.llmquota.client.Outcome;
+import dev.llmquota.client.Route;
+import dev.llmquota.core.QuotaPermit;
+import okhttp3.Interceptor;
+import okhttp3.MediaType;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import okhttp3.ResponseBody;
+import okio.Buffer;
+import okio.BufferedSource;
+import okio.ForwardingSource;
+import okio.Okio;
+import reactor.core.publisher.Mono;
+
+/**
+ * Governs OkHttp calls to LLM providers (the HTTP client of Spring AI's OpenAI and
+ * Anthropic SDK clients): the calling thread waits for admission within what is left of
+ * the call's {@code callTimeout} and {@code max-wait}, refusals are classified and
+ * retried or failed, and the answer's body is read on its way so the call ends exactly
+ * once, when it is read to its end or closed. llm-quota's exceptions arrive as a
+ * {@link LlmQuotaIOException} whose cause is the contract exception.
+ */
+public final class LlmQuotaOkHttpInterceptor implements Interceptor {
+
+	/** A refusal larger than this is not read for classification. */
+	private static final long MAX_REFUSAL_BYTES = 1024 * 1024;
+
+	private final LlmQuotaCalls calls;
+
+	/**
+	 * Creates the interceptor.
+	 * @param calls the calls facade
+	 */
+	public LlmQuotaOkHttpInterceptor(LlmQuotaCalls calls) {
+		this.calls = calls;
+	}
+
+	@Override
+	public Response intercept(Chain chain) throws IOException {
+		Request request = chain.request();
+		// no attributes on an SDK's requests: a scope on the calling thread steers them
+		Function<String, Object> attributes = LlmQuota::current;
+		Route route = this.calls.route(request.method(), request.url().uri(), request::header, attributes);
+		RequestBody original = request.body();
+		if (route == null || original == null) {
+			return chain.proceed(request);
+		}
+		Buffer buffer = new Buffer();
+		original.writeTo(buffer);
+		byte[] body = buffer.readByteArray();
+		try {
+			return governed(chain, request, original.contentType(), route, body, attributes);
+		}
+		catch (LlmQuotaException ex) {
+			throw new LlmQuotaIOException(ex);
+		}
+	}
+
+	private Response governed(Chain chain, Request request, MediaType contentType, Route route, byte[] body,
+			Function<String, Object> attributes) throws IOException {
+		CallPlan plan = this.calls.plan(route, request.url().uri(), body, attributes);
+		Request replay = request.newBuilder()
+			.method(request.method(), RequestBody.create(plan.body(), contentType))
+			.build();
+		Duration maxWait = (plan.maxWait() != null) ? plan.maxWait()
+				: this.calls.engine().config().settings().maxWait();
+		long callTimeout = chain.call().timeout().timeoutNanos();
+		if (callTimeout > 0 && callTimeout < maxWait.toNanos()) {
+			// the wait must fit inside the call's own timeout
+			maxWait = Duration.ofNanos(callTimeout);
+		}
+		long deadline = this.calls.engine().clock().nanoTime() + maxWait.toNanos();
+		for (int attempt = 1;; attempt++) {
+			QuotaPermit permit = this.calls.admit(plan, deadline).block();
+			GovernedCall call = this.calls.start(plan, permit);
+			Response response;
+			try {
+				response = chain.proceed(replay);
+			}
+			catch (IOException | RuntimeException ex) {
+				call.onNoResponse();
+				throw ex;
+			}
+			int status = response.code();
+			call.onResponse(status, response::header);
+			if (status < 400) {
+				return followed(response, call);
+			}
+			byte[] refusal;
+			try (ResponseBody refused = response.body()) {
+				refusal = (refused != null) ? readRefusal(refused.source()) : new byte[0];
+			}
+			catch (IOException | RuntimeException ex) {
+				call.onAbort();
+				throw ex;
+			}
+			Outcome outcome;
+			try {
+				// the penalty or exhaustion is in the books before the attempt's slots go
+				// back
+				outcome = this.calls.answered(call, status, response::header, refusal, attempt, deadline);
+			}
+			finally {
+				call.onBody(ByteBuffer.wrap(refusal));
+				call.onComplete();
+			}
+			if (outcome.action() == Outcome.Action.FAIL) {
+				throw outcome.failure();
+			}
+			if (outcome.action() == Outcome.Action.PASS) {
+				ResponseBody original = response.body();
+				MediaType type = (original != null) ? original.contentType() : null;
+				// the SDK must not retry what llm-quota has already classified
+				return response.newBuilder()
+					.header("x-should-retry", "false")
+					.body(ResponseBody.create(refusal, type))
+					.build();
+			}
+			Mono.delay(outcome.delay()).block();
+		}
+	}
+
+	private static byte[] readRefusal(BufferedSource source) throws IOException {
+		source.request(MAX_REFUSAL_BYTES);
+		Buffer buffered = source.getBuffer();
+		return buffered.readByteArray(Math.min(buffered.size(), MAX_REFUSAL_BYTES));
+	}
+
+	private static Response followed(Response response, GovernedCall call) {
+		ResponseBody body = response.body();
+		if (body == null) {
+			call.onComplete();
+			return response;
+		}
+		return response.newBuilder().body(new FollowingBody(body, call)).build();
+	}
+
+	/** The answer's body, read on its way to the caller. */
+	private static final class FollowingBody extends ResponseBody {
+
+		private final ResponseBody body;
+
+		private final BufferedSource source;
+
+		FollowingBody(ResponseBody body, GovernedCall call) {
+			this.body = body;
+			long contentLength = body.contentLength();
+			this.source = Okio.buffer(new ForwardingSource(body.source()) {
+
+				private long read;
+
+				@Override
+				public long read(Buffer sink, long byteCount) throws IOException {
+					long count;
+					try {
+						count = super.read(sink, byteCount);
+					}
+					catch (IOException | RuntimeException ex) {
+						call.onAbort();
+						throw ex;
+					}
+					if (count < 0) {
+						call.onComplete();
+					}
+					else if (count > 0) {
+						this.read += count;
+						Buffer copy = new Buffer();
+						sink.copyTo(copy, sink.size() - count, count);
+						call.onBody(ByteBuffer.wrap(copy.readByteArray()));
+					}
+					return count;
+				}
+
+				@Override
+				public void close() throws IOException {
+					try {
+						super.close();
+					}
+					finally {
+						// a reader that stops at the declared length never sees the end
+						// of the source
+						if (contentLength >= 0 && this.read >= contentLength) {
+							call.onComplete();
+						}
+						else {
+							call.onAbort();
+						}
+					}
+				}
+
+			});
+		}
+
+		@Override
+		public MediaType contentType() {
+			return this.body.contentType();
+		}
+
+		@Override
+		public long contentLength() {
+			return this.body.contentLength();
+		}
+
+		@Override
+		public BufferedSource source() {
+			return this.source;
+		}
+
+	}
+
+}

@@ -1,0 +1,170 @@
+package dev.llmquota.client;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+import dev.llmquota.QuotaExhaustedException;
+import dev.llmquota.client.okhttp.LlmQuotaIOException;
+import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.test.simulator.RequestRecord;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import okio.BufferedSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.ai.anthropic.http.okhttp.AnthropicHttpClientBuilderCustomizer;
+import org.springframework.ai.anthropic.http.okhttp.SpringAiAnthropicHttpClient;
+import org.springframework.ai.openai.http.okhttp.OpenAiHttpClientBuilderCustomizer;
+import org.springframework.ai.openai.http.okhttp.SpringAiOpenAiHttpClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * OkHttp calls, as Spring AI's SDK clients make them, governed by the interceptor: the
+ * same scenarios as WebClient's.
+ */
+class OkHttpGovernanceTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(15);
+
+	private static final MediaType JSON = MediaType.get("application/json");
+
+	private static OkHttpClient client(SimulatedProvider provider) {
+		return new OkHttpClient.Builder()
+			.addInterceptor(provider.app.context().getBean(LlmQuotaOkHttpInterceptor.class))
+			.build();
+	}
+
+	private static Request request(SimulatedProvider provider, int maxTokens, boolean stream, String prompt) {
+		byte[] body = JsonMapper.shared()
+			.writeValueAsBytes(provider.dialect.body(SimulatedProvider.MODEL, maxTokens, stream, prompt));
+		return new Request.Builder()
+			.url(provider.simulator.baseUrl() + provider.dialect.path(SimulatedProvider.MODEL, stream))
+			.post(RequestBody.create(body, JSON))
+			.build();
+	}
+
+	private static String send(OkHttpClient client, Request request) throws IOException {
+		try (Response response = client.newCall(request).execute()) {
+			return response.code() + " " + response.body().string();
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(DialectCase.class)
+	void reservesTheOutputCeilingDuringTheCallAndRefundsItAfter(DialectCase dialect) throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(dialect,
+				(sim) -> sim
+					.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(400)).fixedOutputTokens(20)),
+				"llm.quota.headroom=1.0", "reserve-max-tokens=true", "burst-window=60s",
+				"models.test-model.output-tokens-per-minute=6000")) {
+			OkHttpClient client = client(provider);
+			CompletableFuture<String> answer = CompletableFuture.supplyAsync(() -> {
+				try {
+					return send(client, request(provider, 4_000, false, "Hi."));
+				}
+				catch (IOException ex) {
+					throw new IllegalStateException(ex);
+				}
+			});
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 1);
+			assertThat(outputRemaining(provider)).isLessThan(2_500);
+			assertThat(answer.get()).startsWith("200 ");
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(outputRemaining(provider)).isGreaterThan(5_500);
+		}
+	}
+
+	@Test
+	void aRateLimitIsWaitedOutAndRetriedInsideTheInterceptor() throws IOException {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.GEMINI,
+				(sim) -> sim.window(Duration.ofSeconds(1))
+					.model(SimulatedProvider.MODEL, (limits) -> limits.requestsPerMinute(60)),
+				"llm.quota.max-wait=10s")) {
+			OkHttpClient client = client(provider);
+			assertThat(send(client, request(provider, 10, false, "One."))).startsWith("200 ");
+			assertThat(send(client, request(provider, 10, false, "Two."))).startsWith("200 ");
+			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() == 3);
+			assertThat(provider.simulator.requestLog().records()).extracting(RequestRecord::outcome)
+				.containsExactly(RequestRecord.Outcome.COMPLETED, RequestRecord.Outcome.REFUSED,
+						RequestRecord.Outcome.COMPLETED);
+		}
+	}
+
+	@Test
+	void aSpentQuotaArrivesAsAnIOExceptionCarryingTheContractException() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> sim.exhausted(true))) {
+			OkHttpClient client = client(provider);
+			for (int i = 0; i < 2; i++) {
+				assertThatException().isThrownBy(() -> send(client, request(provider, 10, false, "Hi.")))
+					.isInstanceOf(LlmQuotaIOException.class)
+					.withCauseInstanceOf(QuotaExhaustedException.class);
+			}
+			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() == 1);
+		}
+	}
+
+	@Test
+	void aStreamHoldsItsSlotUntilClosed() throws IOException {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.ANTHROPIC,
+				(sim) -> sim.latency((latency) -> latency.perOutputToken(Duration.ofMillis(20)).fixedOutputTokens(50)),
+				"llm.quota.headroom=1.0", "models.test-model.concurrent-requests=1")) {
+			OkHttpClient client = client(provider);
+			try (Response response = client.newCall(request(provider, 100, true, "Tell a story.")).execute()) {
+				BufferedSource source = response.body().source();
+				assertThat(source.readUtf8Line()).startsWith("event:");
+				assertThat(provider.inFlight()).isEqualTo(1);
+			}
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(send(client, request(provider, 10, true, "Short."))).startsWith("200 ");
+		}
+	}
+
+	@Test
+	void springAiSdkClientsGetTheInterceptorThroughTheirBuilderHooks() throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> {
+		})) {
+			LlmQuotaOkHttpInterceptor interceptor = provider.app.context().getBean(LlmQuotaOkHttpInterceptor.class);
+			SpringAiOpenAiHttpClient.Builder openAi = SpringAiOpenAiHttpClient.builder();
+			provider.app.context()
+				.getBeansOfType(OpenAiHttpClientBuilderCustomizer.class)
+				.values()
+				.forEach((customizer) -> customizer.customize(openAi));
+			OkHttpClient openAiOkHttp = openAi.build().getOkHttpClient();
+			assertThat(openAiOkHttp.interceptors()).contains(interceptor);
+			SpringAiAnthropicHttpClient.Builder anthropic = SpringAiAnthropicHttpClient.builder()
+				.backend(com.anthropic.backends.AnthropicBackend.builder()
+					.apiKey("test-key")
+					.baseUrl(provider.simulator.baseUrl())
+					.build());
+			provider.app.context()
+				.getBeansOfType(AnthropicHttpClientBuilderCustomizer.class)
+				.values()
+				.forEach((customizer) -> customizer.customize(anthropic));
+			// the Anthropic client keeps its OkHttp client to itself; read it as the SDK
+			// would use it
+			java.lang.reflect.Method okHttp = SpringAiAnthropicHttpClient.class.getDeclaredMethod("getOkHttpClient");
+			okHttp.setAccessible(true);
+			assertThat(((OkHttpClient) okHttp.invoke(anthropic.build())).interceptors()).contains(interceptor);
+			// the SDK's own OkHttp client, as Spring AI builds it, is governed
+			assertThat(send(openAiOkHttp, request(provider, 10, false, "Hi."))).startsWith("200 ");
+			assertThat(provider.pool().drift().samples()).isEqualTo(1);
+		}
+	}
+
+	private static long outputRemaining(SimulatedProvider provider) {
+		return provider.snapshot().bucket(BucketSpec.Scope.POOL, Dimension.OUTPUT_TOKENS_PER_MINUTE).remaining();
+	}
+
+}

@@ -65,7 +65,7 @@ class OkHttpGovernanceTests {
 	@EnumSource(DialectCase.class)
 	void reservesTheOutputCeilingDuringTheCallAndRefundsItAfter(DialectCase dialect) throws Exception {
 		try (SimulatedProvider provider = SimulatedProvider.start(dialect,
-				(sim) -> sim
+				(sim) -> sim.model(SimulatedProvider.MODEL, (limits) -> limits.requestsPerMinute(600))
 					.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(400)).fixedOutputTokens(20)),
 				"llm.quota.headroom=1.0", "reserve-max-tokens=true", "burst-window=60s",
 				"models.test-model.output-tokens-per-minute=6000")) {
@@ -83,6 +83,20 @@ class OkHttpGovernanceTests {
 			assertThat(answer.get()).startsWith("200 ");
 			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
 			assertThat(outputRemaining(provider)).isGreaterThan(5_500);
+			assertThat(provider.pool().serverLimits().isEmpty()).as("rate-limit headers read")
+				.isEqualTo(!dialect.reportsHeaders());
+		}
+	}
+
+	@Test
+	void aBodyThatIsNotJsonPassesThroughUnchanged() throws IOException {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> {
+		})) {
+			Request request = new Request.Builder().url(provider.simulator.baseUrl() + "/v1/chat/completions")
+				.post(RequestBody.create("this is { not json".getBytes(java.nio.charset.StandardCharsets.UTF_8), JSON))
+				.build();
+			assertThat(send(client(provider), request)).startsWith("400 ").contains("error");
+			assertThat(provider.inFlight()).isZero();
 		}
 	}
 

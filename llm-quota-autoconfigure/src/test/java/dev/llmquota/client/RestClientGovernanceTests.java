@@ -44,7 +44,7 @@ class RestClientGovernanceTests {
 	@EnumSource(DialectCase.class)
 	void reservesTheOutputCeilingDuringTheCallAndRefundsItAfter(DialectCase dialect) throws Exception {
 		try (SimulatedProvider provider = SimulatedProvider.start(dialect,
-				(sim) -> sim
+				(sim) -> sim.model(SimulatedProvider.MODEL, (limits) -> limits.requestsPerMinute(600))
 					.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(400)).fixedOutputTokens(20)),
 				"llm.quota.headroom=1.0", "reserve-max-tokens=true", "burst-window=60s",
 				"models.test-model.output-tokens-per-minute=6000")) {
@@ -54,6 +54,8 @@ class RestClientGovernanceTests {
 			assertThat(answer.get()).isNotEmpty();
 			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
 			assertThat(outputRemaining(provider)).isGreaterThan(5_500);
+			assertThat(provider.pool().serverLimits().isEmpty()).as("rate-limit headers read")
+				.isEqualTo(!dialect.reportsHeaders());
 		}
 	}
 

@@ -1,0 +1,180 @@
+package dev.llmquota.springai;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import dev.llmquota.QuotaExhaustedException;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.test.simulator.ProviderSimulator;
+import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
+import dev.llmquota.test.simulator.RequestRecord;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.ai.anthropic.AnthropicChatModel;
+import org.springframework.ai.chat.model.ChatModel;
+import org.springframework.ai.ollama.OllamaChatModel;
+import org.springframework.ai.openai.OpenAiChatModel;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Spring AI's OpenAI and Anthropic chat models (their SDK clients over OkHttp) and its
+ * Ollama model (the context's HTTP client builders), with nothing but the starter and
+ * properties, calling the simulator.
+ */
+class SpringAiGovernanceTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+	/** A simulator and an application with one provider entry per Spring AI model. */
+	private static final class Setup implements AutoCloseable {
+
+		final ProviderSimulator simulator;
+
+		final ConfigurableApplicationContext context;
+
+		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
+			// short answers, sent at once: these tests are about governance, not latency
+			ProviderSimulatorBuilder builder = ProviderSimulator.builder()
+				.latency((latency) -> latency.timeToFirstToken(Duration.ZERO).fixedOutputTokens(5));
+			simulator.accept(builder);
+			this.simulator = builder.start();
+			String base = this.simulator.baseUrl();
+			List<String> all = new ArrayList<>(List.of("spring.main.banner-mode=off",
+					"spring.reactor.netty.shutdown-quiet-period=0s", "spring.ai.openai.api-key=test-key",
+					"spring.ai.openai.base-url=" + base + "/v1", "spring.ai.openai.chat.options.model=gpt-4o",
+					"spring.ai.anthropic.api-key=test-key", "spring.ai.anthropic.base-url=" + base,
+					"spring.ai.anthropic.chat.options.model=claude-sonnet-4-5", "spring.ai.ollama.base-url=" + base,
+					"spring.ai.ollama.chat.options.model=llama3", "llm.quota.providers.openai.base-url=" + base + "/v1",
+					"llm.quota.providers.openai.models.gpt-4o.tokens-per-minute=600000",
+					"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
+					"llm.quota.providers.anthropic.dialect=anthropic",
+					"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000",
+					"llm.quota.providers.ollama.base-url=" + base + "/api", "llm.quota.providers.ollama.dialect=ollama",
+					"llm.quota.providers.ollama.models.llama3.requests-per-minute=600"));
+			all.addAll(List.of(properties));
+			try {
+				this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
+					.properties(all.toArray(String[]::new))
+					.run();
+			}
+			catch (RuntimeException ex) {
+				this.simulator.close();
+				throw ex;
+			}
+		}
+
+		Pool pool(String provider, String model) {
+			return this.context.getBean(QuotaEngine.class).pool(provider, model);
+		}
+
+		@Override
+		public void close() {
+			try {
+				this.context.close();
+			}
+			finally {
+				this.simulator.close();
+			}
+		}
+
+	}
+
+	@Test
+	void openAiCallAndStreamAreGoverned() {
+		try (Setup setup = new Setup((sim) -> {
+		})) {
+			assertGoverned(setup, setup.context.getBean(OpenAiChatModel.class), setup.pool("openai", "gpt-4o"));
+		}
+	}
+
+	@Test
+	void anthropicCallAndStreamAreGoverned() {
+		try (Setup setup = new Setup((sim) -> {
+		})) {
+			assertGoverned(setup, setup.context.getBean(AnthropicChatModel.class),
+					setup.pool("anthropic", "claude-sonnet-4-5"));
+		}
+	}
+
+	@Test
+	void ollamaCallAndStreamAreGovernedThroughTheContextsBuilders() {
+		try (Setup setup = new Setup((sim) -> {
+		})) {
+			assertGoverned(setup, setup.context.getBean(OllamaChatModel.class), setup.pool("ollama", "llama3"));
+		}
+	}
+
+	@Test
+	void aRateLimitIsWaitedOutBeforeSpringAiSeesIt() {
+		try (Setup setup = new Setup(
+				(sim) -> sim.window(Duration.ofSeconds(1)).model("gpt-4o", (limits) -> limits.requestsPerMinute(60)),
+				"llm.quota.headroom=1.0", "llm.quota.max-wait=10s")) {
+			// another client of the account takes this second's only request
+			WebClient.create(setup.simulator.baseUrl())
+				.post()
+				.uri("/v1/chat/completions")
+				.bodyValue(Map.of("model", "gpt-4o", "max_tokens", 5, "messages",
+						List.of(Map.of("role", "user", "content", "Elsewhere."))))
+				.retrieve()
+				.toBodilessEntity()
+				.block(PATIENCE);
+			assertThat(setup.context.getBean(OpenAiChatModel.class).call("Here.")).isNotEmpty();
+			await().atMost(PATIENCE).until(() -> setup.simulator.requestLog().size() == 3);
+			assertThat(setup.simulator.requestLog().records()).extracting(RequestRecord::outcome)
+				.containsExactly(RequestRecord.Outcome.COMPLETED, RequestRecord.Outcome.REFUSED,
+						RequestRecord.Outcome.COMPLETED);
+		}
+	}
+
+	@Test
+	void insufficientQuotaSurfacesAsQuotaExhaustedExceptionAfterOneRequest() {
+		try (Setup setup = new Setup((sim) -> sim.exhausted(true))) {
+			ChatModel model = setup.context.getBean(OpenAiChatModel.class);
+			for (int i = 0; i < 2; i++) {
+				assertThatException().isThrownBy(() -> model.call("Hello."))
+					.satisfies(
+							(ex) -> assertThat(causes(ex)).hasAtLeastOneElementOfType(QuotaExhaustedException.class));
+			}
+			await().atMost(PATIENCE).until(() -> setup.simulator.requestLog().size() >= 1);
+			assertThat(setup.simulator.requestLog().records()).hasSize(1);
+		}
+	}
+
+	private static void assertGoverned(Setup setup, ChatModel model, Pool pool) {
+		assertThat(model.call("Summarise the quarter.")).isNotEmpty();
+		assertThat(model.stream("Tell a story.").collectList().block(PATIENCE)).isNotEmpty();
+		await().atMost(PATIENCE).until(() -> setup.simulator.requestLog().size() == 2);
+		assertThat(setup.simulator.requestLog().records()).extracting(RequestRecord::status).containsOnly(200);
+		assertThat(pool.stats().inFlightCalls()).isZero();
+		assertThat(pool.stats().outputSamples()).as("both calls' usage reached the books").isEqualTo(2);
+		assertThat(pool.stats().billedOutput()).isPositive();
+	}
+
+	private static List<Throwable> causes(Throwable failure) {
+		List<Throwable> causes = new ArrayList<>();
+		for (Throwable cause = failure; cause != null && !causes.contains(cause); cause = cause.getCause()) {
+			causes.add(cause);
+		}
+		return causes;
+	}
+
+}

@@ -56,7 +56,12 @@ public final class LocalQuotaStore implements QuotaStore {
 					day(charge.bucket(), wallNow).add(charge.units(), wallNow);
 				}
 				else {
-					rate(charge.bucket(), now).take(charge.units(), start);
+					// Each bucket is charged when it allows the call, not at the call's
+					// start:
+					// a bucket with room now is not held until a slower bucket allows the
+					// call.
+					RateBucket bucket = rate(charge.bucket(), now);
+					bucket.take(charge.units(), now + bucket.nanosUntil(charge.units(), now));
 				}
 			}
 			return new Booking.Booked(start, List.copyOf(charges));

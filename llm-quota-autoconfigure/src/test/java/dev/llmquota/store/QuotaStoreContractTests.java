@@ -125,6 +125,15 @@ public abstract class QuotaStoreContractTests {
 	}
 
 	@Test
+	void aBookingAheadDoesNotHoldBackABucketThatHasRoom() {
+		book(this.now, new Charge(rate("slow"), 10));
+		Booking ahead = book(Long.MAX_VALUE, new Charge(rate("slow"), 4), new Charge(rate("roomy"), 1));
+		assertThat(((Booking.Booked) ahead).start()).isEqualTo(this.now + 4 * SECOND);
+		assertThat(book(this.now, new Charge(rate("roomy"), 9))).as("the roomy bucket's other 9 units, now")
+			.isInstanceOf(Booking.Booked.class);
+	}
+
+	@Test
 	void cancellingABookingGivesBackWhatItTook() {
 		Booking booking = book(this.now, new Charge(rate("a"), 7), new Charge(daily("d", 5), 1));
 		this.store.cancel((Booking.Booked) booking, this.now, this.wall);

@@ -14,6 +14,7 @@ import dev.llmquota.test.simulator.dialect.BadRequestException;
 import dev.llmquota.test.simulator.dialect.CallRequest;
 import dev.llmquota.test.simulator.dialect.Completion;
 import dev.llmquota.test.simulator.dialect.Dialect;
+import dev.llmquota.test.simulator.dialect.StreamingDialect;
 import dev.llmquota.test.simulator.dialect.Json;
 import dev.llmquota.test.simulator.dialect.Reply;
 import dev.llmquota.test.simulator.dialect.Route;
@@ -139,8 +140,8 @@ final class CallHandler {
 				? this.state.clock()
 					.awaitNanos(this.state.clock().nanoTime() + this.state.faults().headerDelay().toNanos())
 				: Mono.empty();
-		return delay.then(
-				Mono.defer(() -> call.stream() ? stream(answer, headers, response) : whole(answer, headers, response)));
+		return delay.then(Mono.defer(() -> (call.stream() && dialect instanceof StreamingDialect streaming)
+				? stream(answer, streaming, headers, response) : whole(answer, headers, response)));
 	}
 
 	private Completion completion(Answer answer) {
@@ -181,10 +182,11 @@ final class CallHandler {
 		book.release(answer.admission);
 	}
 
-	private Mono<Void> stream(Answer answer, Map<String, String> headers, HttpServerResponse response) {
+	private Mono<Void> stream(Answer answer, StreamingDialect dialect, Map<String, String> headers,
+			HttpServerResponse response) {
 		response.status(200);
 		headers.forEach(response::header);
-		response.header("content-type", answer.dialect.streamContentType());
+		response.header("content-type", dialect.streamContentType());
 		response.header("cache-control", "no-cache");
 		List<String> tokens = answer.completion.tokens();
 		int perFrame = Math.max(1, (tokens.size() + MAX_DELTA_FRAMES - 1) / MAX_DELTA_FRAMES);
@@ -192,17 +194,15 @@ final class CallHandler {
 		long first = answer.arrival.nanos() + latency.timeToFirstToken().toNanos();
 		long perToken = latency.perOutputToken().toNanos();
 		List<Frame> frames = new ArrayList<>();
-		answer.dialect.streamHead(answer.call, answer.completion)
-			.forEach((text) -> frames.add(new Frame(first, text, 0)));
+		dialect.streamHead(answer.call, answer.completion).forEach((text) -> frames.add(new Frame(first, text, 0)));
 		for (int start = 0; start < tokens.size(); start += perFrame) {
 			int end = Math.min(tokens.size(), start + perFrame);
 			String text = String.join("", tokens.subList(start, end));
-			frames.add(new Frame(first + perToken * end,
-					answer.dialect.streamDelta(answer.call, answer.completion, text), end - start));
+			frames.add(new Frame(first + perToken * end, dialect.streamDelta(answer.call, answer.completion, text),
+					end - start));
 		}
 		long last = first + perToken * tokens.size();
-		answer.dialect.streamTail(answer.call, answer.completion)
-			.forEach((text) -> frames.add(new Frame(last, text, 0)));
+		dialect.streamTail(answer.call, answer.completion).forEach((text) -> frames.add(new Frame(last, text, 0)));
 		int dropAfter = (answer.fault == Fault.DROP_MID_STREAM) ? frames.size() / 2 : Integer.MAX_VALUE;
 		int lastIndex = frames.size() - 1;
 		SimClock clock = this.state.clock();

@@ -20,7 +20,7 @@ import tools.jackson.databind.node.ObjectNode;
  * with RFC 3339 resets, SSE usage on {@code message_start} and {@code message_delta},
  * {@code rate_limit_error}, {@code overloaded_error} (529) and the spend cap.
  */
-public final class AnthropicDialect implements Dialect {
+public final class AnthropicDialect implements StreamingDialect {
 
 	static final String ORGANIZATION = "5e1a0c3d-7b2f-4c8e-9a61-0f2d4b6c8e10";
 

@@ -22,7 +22,7 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code retry-after} plus {@code retry-after-ms} on 429 and the string error code
  * {@code "429"}.
  */
-public final class AzureOpenAiDialect implements Dialect {
+public final class AzureOpenAiDialect implements StreamingDialect {
 
 	private static final Pattern PATH = Pattern.compile("/openai/deployments/([^/]+)/chat/completions");
 

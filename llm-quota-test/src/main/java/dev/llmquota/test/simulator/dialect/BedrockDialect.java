@@ -2,7 +2,6 @@ package dev.llmquota.test.simulator.dialect;
 
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Matcher;
@@ -91,26 +90,6 @@ public final class BedrockDialect implements Dialect {
 		usage.put("totalTokens", completion.totalTokens());
 		body.putObject("metrics").put("latencyMs", completion.latencyMillis());
 		return Json.write(body);
-	}
-
-	@Override
-	public String streamContentType() {
-		return "application/vnd.amazon.eventstream";
-	}
-
-	@Override
-	public List<String> streamHead(CallRequest call, Completion completion) {
-		throw new UnsupportedOperationException("Converse is never streamed by this dialect");
-	}
-
-	@Override
-	public String streamDelta(CallRequest call, Completion completion, String text) {
-		throw new UnsupportedOperationException("Converse is never streamed by this dialect");
-	}
-
-	@Override
-	public List<String> streamTail(CallRequest call, Completion completion) {
-		throw new UnsupportedOperationException("Converse is never streamed by this dialect");
 	}
 
 	private static Reply error(int status, String type, String message, String requestId) {

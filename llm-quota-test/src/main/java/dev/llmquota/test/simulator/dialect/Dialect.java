@@ -1,7 +1,6 @@
 package dev.llmquota.test.simulator.dialect;
 
 import java.time.Instant;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -85,37 +84,6 @@ public interface Dialect {
 	 * @return JSON text
 	 */
 	String completionBody(CallRequest call, Completion completion);
-
-	/**
-	 * The stream's content type.
-	 * @return the content type
-	 */
-	String streamContentType();
-
-	/**
-	 * Frames sent before the first output token.
-	 * @param call the call
-	 * @param completion the answer
-	 * @return raw frames, each complete with its separator
-	 */
-	List<String> streamHead(CallRequest call, Completion completion);
-
-	/**
-	 * A frame carrying some output text.
-	 * @param call the call
-	 * @param completion the answer
-	 * @param text the text of this frame
-	 * @return the raw frame
-	 */
-	String streamDelta(CallRequest call, Completion completion, String text);
-
-	/**
-	 * Frames after the last output token, usage included.
-	 * @param call the call
-	 * @param completion the answer
-	 * @return raw frames
-	 */
-	List<String> streamTail(CallRequest call, Completion completion);
 
 	/**
 	 * A rate-limit refusal.

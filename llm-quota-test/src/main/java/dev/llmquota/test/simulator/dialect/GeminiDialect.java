@@ -22,7 +22,7 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code :streamGenerateContent?alt=sse}, no rate-limit headers,
  * {@code RESOURCE_EXHAUSTED} with {@code QuotaFailure} and {@code RetryInfo}.
  */
-public final class GeminiDialect implements Dialect {
+public final class GeminiDialect implements StreamingDialect {
 
 	private static final Pattern PATH = Pattern
 		.compile("/v1(?:beta)?/models/([^/:]+?)(?::|%3[Aa])(generateContent|streamGenerateContent)");

@@ -16,7 +16,7 @@ import tools.jackson.databind.node.ObjectNode;
  * Ollama chat: {@code POST /api/chat}, streamed as NDJSON by default, usage in
  * {@code prompt_eval_count} and {@code eval_count}; errors are {@code {"error": "..."}}.
  */
-public final class OllamaDialect implements Dialect {
+public final class OllamaDialect implements StreamingDialect {
 
 	@Override
 	public String id() {

@@ -17,7 +17,7 @@ import tools.jackson.databind.JsonNode;
  * headers with Go-duration resets, {@code rate_limit_exceeded} and
  * {@code insufficient_quota} errors.
  */
-public final class OpenAiDialect implements Dialect {
+public final class OpenAiDialect implements StreamingDialect {
 
 	static final String ORGANIZATION = "org-simulator0000000000000";
 

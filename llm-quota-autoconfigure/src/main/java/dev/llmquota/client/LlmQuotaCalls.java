@@ -1,32 +1,27 @@
 package dev.llmquota.client;
 
+import java.io.IOException;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
-import dev.llmquota.QuotaExhaustedException;
-import dev.llmquota.RateLimitedException;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.PoolSpec;
 import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
-import dev.llmquota.provider.Answer;
 import dev.llmquota.provider.Dialect;
 import dev.llmquota.provider.DialectId;
 import dev.llmquota.provider.HeaderLookup;
 import dev.llmquota.provider.InputText;
 import dev.llmquota.provider.LogOnce;
 import dev.llmquota.tokens.TokenEstimator;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -40,8 +35,6 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class LlmQuotaCalls {
 
-	private static final Log logger = LogFactory.getLog(LlmQuotaCalls.class);
-
 	private static final JsonMapper mapper = JsonMapper.shared();
 
 	private final QuotaEngine engine;
@@ -51,6 +44,8 @@ public final class LlmQuotaCalls {
 	private final Map<String, TokenEstimator> estimators = new ConcurrentHashMap<>();
 
 	private final RetrySettings retry;
+
+	private final RefusalHandling refusals;
 
 	/**
 	 * Creates the calls facade with the default retry settings.
@@ -69,6 +64,7 @@ public final class LlmQuotaCalls {
 		this.engine = engine;
 		this.routes = new Routes(engine.config());
 		this.retry = retry;
+		this.refusals = new RefusalHandling(engine, retry);
 	}
 
 	/**
@@ -94,98 +90,7 @@ public final class LlmQuotaCalls {
 	 */
 	public Outcome answered(GovernedCall call, int status, HeaderLookup headers, byte[] body, int attempt,
 			long deadline) {
-		CallPlan plan = call.plan();
-		Pool pool = plan.pool();
-		Instant now = this.engine.clock().instant();
-		Answer answer;
-		try {
-			answer = plan.route().dialect().classify(status, headers, parseQuietly(body), now);
-		}
-		catch (RuntimeException ex) {
-			LogOnce.warn(plan.route().dialect().id().id() + ": unreadable refusal", "llm-quota could not read a "
-					+ status + " answer (" + ex.getMessage() + "); it is treated by its status");
-			answer = plan.route().dialect().classify(status, headers, null, now);
-		}
-		answer = answer.withThreshold(this.retry.exhaustedThreshold());
-		String dimension = (answer.dimension() != null) ? answer.dimension().id() : null;
-		switch (answer.kind()) {
-			case EXHAUSTED -> {
-				this.engine.exhaust(pool, answer.wholeAccount(), answer.dimension(), reason(answer, status),
-						answer.reset(now));
-				logger.warn("Provider '" + pool.provider() + "' says a quota is spent for model '" + pool.model()
-						+ "' (" + reason(answer, status) + "); calls fail fast until it is back");
-				return Outcome.fail(new QuotaExhaustedException(pool.provider(), pool.region(), pool.model(), dimension,
-						reason(answer, status), answer.reset(now)));
-			}
-			case RATE_LIMITED -> {
-				Duration wait = (answer.delay() != null) ? answer.delay() : backoff(attempt);
-				this.engine.rateLimited(pool, answer.dimension(), wait);
-				logger.warn("Provider '" + pool.provider() + "' rate-limited model '" + pool.model() + "' on "
-						+ ((dimension != null) ? dimension : "an unknown dimension") + ", wait " + wait + "; headers: "
-						+ plan.route().dialect().rateLimits(headers, now));
-				if (!answer.retryAllowed()) {
-					return Outcome.pass();
-				}
-				long nowNanos = this.engine.clock().nanoTime();
-				if (wait.compareTo(this.retry.maxBackoff()) > 0 || nowNanos + wait.toNanos() > deadline) {
-					return Outcome
-						.fail(new RateLimitedException(pool.provider(), pool.region(), pool.model(), dimension, wait,
-								"its wait exceeds llm.quota.retry.max-backoff or what is left of the call's max-wait"));
-				}
-				if (attempt >= this.retry.maxAttempts()) {
-					return Outcome
-						.fail(new RateLimitedException(pool.provider(), pool.region(), pool.model(), dimension, wait,
-								"no attempt is left of llm.quota.retry.max-attempts=" + this.retry.maxAttempts()));
-				}
-				return Outcome.retry(jitter(wait));
-			}
-			case OVERLOADED -> {
-				if (!answer.retryAllowed() || attempt >= this.retry.maxAttempts()) {
-					return Outcome.pass();
-				}
-				Duration wait = (answer.delay() != null) ? answer.delay() : backoff(attempt);
-				boolean fits = wait.compareTo(this.retry.maxBackoff()) <= 0
-						&& this.engine.clock().nanoTime() + wait.toNanos() <= deadline;
-				return fits ? Outcome.retry(jitter(wait)) : Outcome.pass();
-			}
-			default -> {
-				return Outcome.pass();
-			}
-		}
-	}
-
-	private static String reason(Answer answer, int status) {
-		return (answer.reason() != null) ? answer.reason() : "HTTP " + status;
-	}
-
-	/**
-	 * Exponential backoff from the initial one, capped, for answers that name no wait.
-	 */
-	private Duration backoff(int attempt) {
-		long initial = this.retry.initialBackoff().toMillis();
-		long millis = initial << Math.min(16, Math.max(0, attempt - 1));
-		return Duration.ofMillis(Math.min(millis, this.retry.maxBackoff().toMillis()));
-	}
-
-	/**
-	 * Up to a tenth more (at least 50 ms), so callers held together do not return
-	 * together.
-	 */
-	private static Duration jitter(Duration wait) {
-		long spread = Math.max(50, wait.toMillis() / 10);
-		return wait.plusMillis(ThreadLocalRandom.current().nextLong(spread + 1));
-	}
-
-	private static JsonNode parseQuietly(byte[] body) {
-		if (body == null || body.length == 0) {
-			return null;
-		}
-		try {
-			return mapper.readTree(body);
-		}
-		catch (JacksonException ex) {
-			return null;
-		}
+		return this.refusals.answered(call, status, headers, body, attempt, deadline);
 	}
 
 	/**
@@ -272,6 +177,78 @@ public final class LlmQuotaCalls {
 		byte[] sent = (streaming && route.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
 		return new CallPlan(route, pool, demand, raw, estimator, streaming, dialect.framing(streaming), sent,
 				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)));
+	}
+
+	/**
+	 * Returns when a call's wait for admission ends, over all its attempts: its
+	 * {@code MAX_WAIT} or {@code max-wait}, cut to {@code limit} if that is shorter.
+	 * @param plan the call's plan
+	 * @param limit a bound of the HTTP stack's own (a call timeout), or {@code null}
+	 * @return the monotonic deadline
+	 */
+	public long deadline(CallPlan plan, Duration limit) {
+		Duration maxWait = (plan.maxWait() != null) ? plan.maxWait() : this.engine.config().settings().maxWait();
+		if (limit != null && !limit.isNegative() && !limit.isZero() && limit.compareTo(maxWait) < 0) {
+			maxWait = limit;
+		}
+		return this.engine.clock().nanoTime() + maxWait.toNanos();
+	}
+
+	/**
+	 * Runs a call on a blocking HTTP stack: each attempt waits for admission (the thread
+	 * parks, holding no lock), is sent, and its answer is followed; a refusal is
+	 * classified, then retried after the provider's wait, failed, or handed on.
+	 * @param <R> the stack's response type
+	 * @param plan the call's plan
+	 * @param deadline when the call's wait for admission ends
+	 * @param exchange the stack's part
+	 * @return the answer for the caller
+	 * @throws IOException if an attempt got no answer
+	 */
+	public <R> R exchange(CallPlan plan, long deadline, BlockingExchange<R> exchange) throws IOException {
+		for (int attempt = 1;; attempt++) {
+			// Every attempt goes through admission again and reserves again.
+			GovernedCall call = start(plan, admit(plan, deadline).block());
+			R response;
+			try {
+				response = exchange.send();
+			}
+			catch (IOException | RuntimeException ex) {
+				call.onNoResponse();
+				throw ex;
+			}
+			int status = exchange.status(response);
+			HeaderLookup headers = exchange.headers(response);
+			call.onResponse(status, headers);
+			if (status < 400) {
+				return exchange.follow(response, call);
+			}
+			byte[] refusal;
+			try {
+				refusal = exchange.readRefusal(response);
+			}
+			catch (IOException | RuntimeException ex) {
+				call.onAbort();
+				throw ex;
+			}
+			Outcome outcome;
+			try {
+				// the penalty or exhaustion is in the books before the attempt's slots go
+				// back
+				outcome = answered(call, status, headers, refusal, attempt, deadline);
+			}
+			finally {
+				call.onBody(ByteBuffer.wrap(refusal));
+				call.onComplete();
+			}
+			if (outcome.action() == Outcome.Action.FAIL) {
+				throw outcome.failure();
+			}
+			if (outcome.action() == Outcome.Action.PASS) {
+				return exchange.passOn(response, refusal);
+			}
+			Mono.delay(outcome.delay()).block();
+		}
 	}
 
 	/**

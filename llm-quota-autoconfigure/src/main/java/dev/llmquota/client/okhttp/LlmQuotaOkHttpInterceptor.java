@@ -7,12 +7,12 @@ import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.LlmQuotaException;
+import dev.llmquota.client.BlockingExchange;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
-import dev.llmquota.client.Outcome;
 import dev.llmquota.client.Route;
-import dev.llmquota.core.QuotaPermit;
+import dev.llmquota.provider.HeaderLookup;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.Request;
@@ -23,7 +23,6 @@ import okio.Buffer;
 import okio.BufferedSource;
 import okio.ForwardingSource;
 import okio.Okio;
-import reactor.core.publisher.Mono;
 
 /**
  * Governs OkHttp calls to LLM providers (the HTTP client of Spring AI's OpenAI and
@@ -75,52 +74,40 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 		Request replay = request.newBuilder()
 			.method(request.method(), RequestBody.create(plan.body(), contentType))
 			.build();
-		Duration maxWait = (plan.maxWait() != null) ? plan.maxWait()
-				: this.calls.engine().config().settings().maxWait();
+		// the wait must fit inside the call's own timeout
 		long callTimeout = chain.call().timeout().timeoutNanos();
-		if (callTimeout > 0 && callTimeout < maxWait.toNanos()) {
-			// the wait must fit inside the call's own timeout
-			maxWait = Duration.ofNanos(callTimeout);
-		}
-		long deadline = this.calls.engine().clock().nanoTime() + maxWait.toNanos();
-		for (int attempt = 1;; attempt++) {
-			QuotaPermit permit = this.calls.admit(plan, deadline).block();
-			GovernedCall call = this.calls.start(plan, permit);
-			Response response;
-			try {
-				response = chain.proceed(replay);
+		long deadline = this.calls.deadline(plan, (callTimeout > 0) ? Duration.ofNanos(callTimeout) : null);
+		return this.calls.exchange(plan, deadline, new BlockingExchange<>() {
+
+			@Override
+			public Response send() throws IOException {
+				return chain.proceed(replay);
 			}
-			catch (IOException | RuntimeException ex) {
-				call.onNoResponse();
-				throw ex;
+
+			@Override
+			public int status(Response response) {
+				return response.code();
 			}
-			int status = response.code();
-			call.onResponse(status, response::header);
-			if (status < 400) {
+
+			@Override
+			public HeaderLookup headers(Response response) {
+				return response::header;
+			}
+
+			@Override
+			public byte[] readRefusal(Response response) throws IOException {
+				try (ResponseBody refused = response.body()) {
+					return (refused != null) ? LlmQuotaOkHttpInterceptor.readRefusal(refused.source()) : new byte[0];
+				}
+			}
+
+			@Override
+			public Response follow(Response response, GovernedCall call) {
 				return followed(response, call);
 			}
-			byte[] refusal;
-			try (ResponseBody refused = response.body()) {
-				refusal = (refused != null) ? readRefusal(refused.source()) : new byte[0];
-			}
-			catch (IOException | RuntimeException ex) {
-				call.onAbort();
-				throw ex;
-			}
-			Outcome outcome;
-			try {
-				// the penalty or exhaustion is in the books before the attempt's slots go
-				// back
-				outcome = this.calls.answered(call, status, response::header, refusal, attempt, deadline);
-			}
-			finally {
-				call.onBody(ByteBuffer.wrap(refusal));
-				call.onComplete();
-			}
-			if (outcome.action() == Outcome.Action.FAIL) {
-				throw outcome.failure();
-			}
-			if (outcome.action() == Outcome.Action.PASS) {
+
+			@Override
+			public Response passOn(Response response, byte[] refusal) {
 				ResponseBody original = response.body();
 				MediaType type = (original != null) ? original.contentType() : null;
 				// the SDK must not retry what llm-quota has already classified
@@ -129,8 +116,8 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 					.body(ResponseBody.create(refusal, type))
 					.build();
 			}
-			Mono.delay(outcome.delay()).block();
-		}
+
+		});
 	}
 
 	private static byte[] readRefusal(BufferedSource source) throws IOException {

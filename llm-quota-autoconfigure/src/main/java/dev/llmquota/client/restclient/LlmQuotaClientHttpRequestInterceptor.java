@@ -3,20 +3,19 @@ package dev.llmquota.client.restclient;
 import java.io.ByteArrayInputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.Map;
 import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
+import dev.llmquota.client.BlockingExchange;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
-import dev.llmquota.client.Outcome;
 import dev.llmquota.client.Route;
-import dev.llmquota.core.QuotaPermit;
-import reactor.core.publisher.Mono;
+import dev.llmquota.provider.HeaderLookup;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpRequest;
@@ -60,60 +59,55 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 			return execution.execute(request, body);
 		}
 		CallPlan plan = this.calls.plan(route, request.getURI(), body, attributes);
-		Duration maxWait = (plan.maxWait() != null) ? plan.maxWait()
-				: this.calls.engine().config().settings().maxWait();
-		long deadline = this.calls.engine().clock().nanoTime() + maxWait.toNanos();
 		if (plan.body() != body) {
 			request.getHeaders().setContentLength(plan.body().length);
 		}
-		for (int attempt = 1;; attempt++) {
-			// Every attempt goes through admission again and reserves again.
-			QuotaPermit permit = this.calls.admit(plan, deadline).block();
-			GovernedCall call = this.calls.start(plan, permit);
-			ClientHttpResponse response;
-			try {
-				response = execution.execute(request, plan.body());
+		return this.calls.exchange(plan, this.calls.deadline(plan, null), new BlockingExchange<>() {
+
+			@Override
+			public ClientHttpResponse send() throws IOException {
+				return execution.execute(request, plan.body());
 			}
-			catch (IOException | RuntimeException ex) {
-				call.onNoResponse();
-				throw ex;
+
+			@Override
+			public int status(ClientHttpResponse response) {
+				try {
+					return response.getStatusCode().value();
+				}
+				catch (IOException ex) {
+					throw new UncheckedIOException(ex);
+				}
 			}
-			int status = response.getStatusCode().value();
-			HttpHeaders headers = response.getHeaders();
-			call.onResponse(status, headers::getFirst);
-			if (status < 400) {
+
+			@Override
+			public HeaderLookup headers(ClientHttpResponse response) {
+				return response.getHeaders()::getFirst;
+			}
+
+			@Override
+			public byte[] readRefusal(ClientHttpResponse response) throws IOException {
+				try (response; InputStream in = response.getBody()) {
+					return in.readNBytes(MAX_REFUSAL_BYTES);
+				}
+			}
+
+			@Override
+			public ClientHttpResponse follow(ClientHttpResponse response, GovernedCall call) {
 				return new Followed(response, call);
 			}
-			byte[] refusal = readRefusal(response, call);
-			Outcome outcome;
-			try {
-				// the penalty or exhaustion is in the books before the attempt's slots go
-				// back
-				outcome = this.calls.answered(call, status, headers::getFirst, refusal, attempt, deadline);
-			}
-			finally {
-				call.onBody(ByteBuffer.wrap(refusal));
-				call.onComplete();
-			}
-			if (outcome.action() == Outcome.Action.FAIL) {
-				throw outcome.failure();
-			}
-			if (outcome.action() == Outcome.Action.PASS) {
-				return new Buffered(response.getStatusCode(), response.getStatusText(), headers, refusal);
-			}
-			// the thread parks for the provider's wait; it holds no lock
-			Mono.delay(outcome.delay()).block();
-		}
-	}
 
-	private static byte[] readRefusal(ClientHttpResponse response, GovernedCall call) throws IOException {
-		try (response; InputStream in = response.getBody()) {
-			return in.readNBytes(MAX_REFUSAL_BYTES);
-		}
-		catch (IOException | RuntimeException ex) {
-			call.onAbort();
-			throw ex;
-		}
+			@Override
+			public ClientHttpResponse passOn(ClientHttpResponse response, byte[] refusal) {
+				try {
+					return new Buffered(response.getStatusCode(), response.getStatusText(), response.getHeaders(),
+							refusal);
+				}
+				catch (IOException ex) {
+					throw new UncheckedIOException(ex);
+				}
+			}
+
+		});
 	}
 
 	/** The answer, its body read on its way to the caller. */

@@ -87,9 +87,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		return CapturedBody.of(request, this.writers.get()).flatMap((captured) -> {
 			CallPlan plan = this.calls.plan(route, request.url(), captured.bytes(), attributes);
 			ClientRequest replay = replay(request, captured, plan.body());
-			Duration maxWait = (plan.maxWait() != null) ? plan.maxWait()
-					: this.calls.engine().config().settings().maxWait();
-			long deadline = this.calls.engine().clock().nanoTime() + maxWait.toNanos();
+			long deadline = this.calls.deadline(plan, null);
 			AtomicInteger attempts = new AtomicInteger();
 			// Every attempt goes through admission again and reserves again.
 			return Mono.defer(() -> attempt(next, replay, plan, attempts.incrementAndGet(), deadline))

@@ -1,0 +1,147 @@
+package dev.llmquota.client;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ThreadLocalRandom;
+
+import dev.llmquota.QuotaExhaustedException;
+import dev.llmquota.RateLimitedException;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.provider.Answer;
+import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.LogOnce;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * What a refusal leads to, the same for every HTTP stack: classified by its dialect,
+ * taken into the books (penalty or exhaustion), then retried, failed or handed on.
+ */
+final class RefusalHandling {
+
+	private static final Log logger = LogFactory.getLog(RefusalHandling.class);
+
+	private static final JsonMapper mapper = JsonMapper.shared();
+
+	private final QuotaEngine engine;
+
+	private final RetrySettings retry;
+
+	RefusalHandling(QuotaEngine engine, RetrySettings retry) {
+		this.engine = engine;
+		this.retry = retry;
+	}
+
+	/**
+	 * Decides what an attempt's refusal or failure calls for, and takes it into the
+	 * books: a rate limit holds the pool for the provider's wait, a spent quota marks the
+	 * pool (or account) exhausted. Only answers of status 400 and above need deciding.
+	 * @param call the attempt
+	 * @param status the HTTP status
+	 * @param headers the answer's headers
+	 * @param body the answer's body
+	 * @param attempt the attempt's number, from 1
+	 * @param deadline the monotonic time by which the call must be admitted, from its
+	 * {@code max-wait}
+	 * @return what to do
+	 */
+	Outcome answered(GovernedCall call, int status, HeaderLookup headers, byte[] body, int attempt, long deadline) {
+		CallPlan plan = call.plan();
+		Pool pool = plan.pool();
+		Instant now = this.engine.clock().instant();
+		Answer answer;
+		try {
+			answer = plan.route().dialect().classify(status, headers, parseQuietly(body), now);
+		}
+		catch (RuntimeException ex) {
+			LogOnce.warn(plan.route().dialect().id().id() + ": unreadable refusal", "llm-quota could not read a "
+					+ status + " answer (" + ex.getMessage() + "); it is treated by its status");
+			answer = plan.route().dialect().classify(status, headers, null, now);
+		}
+		answer = answer.withThreshold(this.retry.exhaustedThreshold());
+		String dimension = (answer.dimension() != null) ? answer.dimension().id() : null;
+		switch (answer.kind()) {
+			case EXHAUSTED -> {
+				this.engine.exhaust(pool, answer.wholeAccount(), answer.dimension(), reason(answer, status),
+						answer.reset(now));
+				logger.warn("Provider '" + pool.provider() + "' says a quota is spent for model '" + pool.model()
+						+ "' (" + reason(answer, status) + "); calls fail fast until it is back");
+				return Outcome.fail(new QuotaExhaustedException(pool.provider(), pool.region(), pool.model(), dimension,
+						reason(answer, status), answer.reset(now)));
+			}
+			case RATE_LIMITED -> {
+				Duration wait = (answer.delay() != null) ? answer.delay() : backoff(attempt);
+				this.engine.rateLimited(pool, answer.dimension(), wait);
+				logger.warn("Provider '" + pool.provider() + "' rate-limited model '" + pool.model() + "' on "
+						+ ((dimension != null) ? dimension : "an unknown dimension") + ", wait " + wait + "; headers: "
+						+ plan.route().dialect().rateLimits(headers, now));
+				if (!answer.retryAllowed()) {
+					return Outcome.pass();
+				}
+				long nowNanos = this.engine.clock().nanoTime();
+				if (wait.compareTo(this.retry.maxBackoff()) > 0 || nowNanos + wait.toNanos() > deadline) {
+					return Outcome
+						.fail(new RateLimitedException(pool.provider(), pool.region(), pool.model(), dimension, wait,
+								"its wait exceeds llm.quota.retry.max-backoff or what is left of the call's max-wait"));
+				}
+				if (attempt >= this.retry.maxAttempts()) {
+					return Outcome
+						.fail(new RateLimitedException(pool.provider(), pool.region(), pool.model(), dimension, wait,
+								"no attempt is left of llm.quota.retry.max-attempts=" + this.retry.maxAttempts()));
+				}
+				return Outcome.retry(jitter(wait));
+			}
+			case OVERLOADED -> {
+				if (!answer.retryAllowed() || attempt >= this.retry.maxAttempts()) {
+					return Outcome.pass();
+				}
+				Duration wait = (answer.delay() != null) ? answer.delay() : backoff(attempt);
+				boolean fits = wait.compareTo(this.retry.maxBackoff()) <= 0
+						&& this.engine.clock().nanoTime() + wait.toNanos() <= deadline;
+				return fits ? Outcome.retry(jitter(wait)) : Outcome.pass();
+			}
+			default -> {
+				return Outcome.pass();
+			}
+		}
+	}
+
+	private static String reason(Answer answer, int status) {
+		return (answer.reason() != null) ? answer.reason() : "HTTP " + status;
+	}
+
+	/**
+	 * Exponential backoff from the initial one, capped, for answers that name no wait.
+	 */
+	private Duration backoff(int attempt) {
+		long initial = this.retry.initialBackoff().toMillis();
+		long millis = initial << Math.min(16, Math.max(0, attempt - 1));
+		return Duration.ofMillis(Math.min(millis, this.retry.maxBackoff().toMillis()));
+	}
+
+	/**
+	 * Up to a tenth more (at least 50 ms), so callers held together do not return
+	 * together.
+	 */
+	private static Duration jitter(Duration wait) {
+		long spread = Math.max(50, wait.toMillis() / 10);
+		return wait.plusMillis(ThreadLocalRandom.current().nextLong(spread + 1));
+	}
+
+	private static JsonNode parseQuietly(byte[] body) {
+		if (body == null || body.length == 0) {
+			return null;
+		}
+		try {
+			return mapper.readTree(body);
+		}
+		catch (JacksonException ex) {
+			return null;
+		}
+	}
+
+}

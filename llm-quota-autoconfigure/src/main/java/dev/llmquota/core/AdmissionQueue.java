@@ -9,8 +9,6 @@ import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.llmquota.BudgetExhaustedException;
@@ -42,6 +40,12 @@ final class AdmissionQueue {
 
 	private final QuotaEvents events;
 
+	/**
+	 * Signals produced on this thread while it is already signalling (see emit); empty
+	 * and removed once the outermost signal returns.
+	 */
+	private static final ThreadLocal<ArrayDeque<Runnable>> pending = new ThreadLocal<>();
+
 	private final ReentrantLock lock = new ReentrantLock();
 
 	private final ArrayDeque<Waiter> interactive = new ArrayDeque<>();
@@ -49,11 +53,6 @@ final class AdmissionQueue {
 	private final ArrayDeque<Waiter> batch = new ArrayDeque<>();
 
 	private final Set<QuotaPermit> live = Collections.newSetFromMap(new IdentityHashMap<>());
-
-	/** Completions waiting to be signalled, run by one thread at a time (see emit). */
-	private final ConcurrentLinkedQueue<Runnable> signals = new ConcurrentLinkedQueue<>();
-
-	private final AtomicInteger signalling = new AtomicInteger();
 
 	private Disposable timer;
 
@@ -259,23 +258,26 @@ final class AdmissionQueue {
 	}
 
 	/**
-	 * Signals admissions and failures outside the lock, one at a time: a caller that ends
-	 * its call inside the signal releases its slot, which admits the next waiter; that
-	 * signal is queued here instead of recursing, so a long queue cannot overflow the
-	 * stack.
+	 * Signals admissions and failures outside the lock, on the thread that produced them:
+	 * a caller that ends its call inside the signal releases its slot, which admits the
+	 * next waiter; that signal is queued on this thread instead of recursing, so a long
+	 * queue cannot overflow the stack, and no signal is deferred to another thread that
+	 * the caller's subscriber does not expect.
 	 */
-	private void emit(List<Runnable> after) {
+	private static void emit(List<Runnable> after) {
 		if (after.isEmpty()) {
 			return;
 		}
-		this.signals.addAll(after);
-		if (this.signalling.getAndIncrement() != 0) {
+		ArrayDeque<Runnable> queued = pending.get();
+		if (queued != null) {
+			queued.addAll(after);
 			return;
 		}
-		int missed = 1;
-		do {
+		queued = new ArrayDeque<>(after);
+		pending.set(queued);
+		try {
 			Runnable signal;
-			while ((signal = this.signals.poll()) != null) {
+			while ((signal = queued.poll()) != null) {
 				try {
 					signal.run();
 				}
@@ -284,9 +286,10 @@ final class AdmissionQueue {
 					Thread.currentThread().getUncaughtExceptionHandler().uncaughtException(Thread.currentThread(), ex);
 				}
 			}
-			missed = this.signalling.addAndGet(-missed);
 		}
-		while (missed != 0);
+		finally {
+			pending.remove();
+		}
 	}
 
 	private void drain(List<Runnable> after) {

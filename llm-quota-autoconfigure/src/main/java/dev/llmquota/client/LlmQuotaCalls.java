@@ -35,6 +35,12 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class LlmQuotaCalls {
 
+	/**
+	 * How much of a refusal's body an adapter reads to classify it; a larger refusal is
+	 * classified by its status and headers alone.
+	 */
+	public static final int MAX_REFUSAL_BYTES = 1024 * 1024;
+
 	private static final JsonMapper mapper = JsonMapper.shared();
 
 	private final QuotaEngine engine;

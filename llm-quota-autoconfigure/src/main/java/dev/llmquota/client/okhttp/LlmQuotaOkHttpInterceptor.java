@@ -34,9 +34,6 @@ import okio.Okio;
  */
 public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 
-	/** A refusal larger than this is not read for classification. */
-	private static final long MAX_REFUSAL_BYTES = 1024 * 1024;
-
 	private final LlmQuotaCalls calls;
 
 	/**
@@ -121,9 +118,9 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 	}
 
 	private static byte[] readRefusal(BufferedSource source) throws IOException {
-		source.request(MAX_REFUSAL_BYTES);
+		source.request(LlmQuotaCalls.MAX_REFUSAL_BYTES);
 		Buffer buffered = source.getBuffer();
-		return buffered.readByteArray(Math.min(buffered.size(), MAX_REFUSAL_BYTES));
+		return buffered.readByteArray(Math.min(buffered.size(), LlmQuotaCalls.MAX_REFUSAL_BYTES));
 	}
 
 	private static Response followed(Response response, GovernedCall call) {

@@ -33,9 +33,6 @@ import org.springframework.http.client.ClientHttpResponse;
  */
 public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpRequestInterceptor {
 
-	/** A refusal larger than this is not read for classification. */
-	private static final int MAX_REFUSAL_BYTES = 1024 * 1024;
-
 	private final LlmQuotaCalls calls;
 
 	/**
@@ -87,7 +84,7 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 			@Override
 			public byte[] readRefusal(ClientHttpResponse response) throws IOException {
 				try (response; InputStream in = response.getBody()) {
-					return in.readNBytes(MAX_REFUSAL_BYTES);
+					return in.readNBytes(LlmQuotaCalls.MAX_REFUSAL_BYTES);
 				}
 			}
 

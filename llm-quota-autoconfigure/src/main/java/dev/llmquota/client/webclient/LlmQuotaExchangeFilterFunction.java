@@ -126,29 +126,34 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		// The
 		// penalty or exhaustion is in the books before the attempt's slots go back, so no
 		// waiting caller slips through in between.
-		return DataBufferUtils.join(response.body(BodyExtractors.toDataBuffers()), MAX_REFUSAL_BYTES).map((buffer) -> {
-			byte[] bytes = new byte[buffer.readableByteCount()];
-			buffer.read(bytes);
-			DataBufferUtils.release(buffer);
-			return bytes;
-		}).defaultIfEmpty(new byte[0]).doOnError((ex) -> call.onAbort()).doOnCancel(call::onAbort).flatMap((bytes) -> {
-			Outcome outcome;
-			try {
-				outcome = this.calls.answered(call, status, response.headers().asHttpHeaders()::getFirst, bytes,
-						attempt, deadline);
-			}
-			finally {
-				call.onBody(ByteBuffer.wrap(bytes));
-				call.onComplete();
-			}
-			return switch (outcome.action()) {
-				case RETRY -> Mono.error(new RetryAfter(outcome.delay()));
-				case FAIL -> Mono.error(outcome.failure());
-				case PASS -> Mono.just(response.mutate()
-					.body(Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))
-					.build());
-			};
-		});
+		return DataBufferUtils.join(response.body(BodyExtractors.toDataBuffers()), LlmQuotaCalls.MAX_REFUSAL_BYTES)
+			.map((buffer) -> {
+				byte[] bytes = new byte[buffer.readableByteCount()];
+				buffer.read(bytes);
+				DataBufferUtils.release(buffer);
+				return bytes;
+			})
+			.defaultIfEmpty(new byte[0])
+			.doOnError((ex) -> call.onAbort())
+			.doOnCancel(call::onAbort)
+			.flatMap((bytes) -> {
+				Outcome outcome;
+				try {
+					outcome = this.calls.answered(call, status, response.headers().asHttpHeaders()::getFirst, bytes,
+							attempt, deadline);
+				}
+				finally {
+					call.onBody(ByteBuffer.wrap(bytes));
+					call.onComplete();
+				}
+				return switch (outcome.action()) {
+					case RETRY -> Mono.error(new RetryAfter(outcome.delay()));
+					case FAIL -> Mono.error(outcome.failure());
+					case PASS -> Mono.just(response.mutate()
+						.body(Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))
+						.build());
+				};
+			});
 	}
 
 	private static ClientResponse follow(ClientResponse response, GovernedCall call) {
@@ -160,9 +165,6 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				.doOnCancel(call::onAbort))
 			.build();
 	}
-
-	/** A refusal larger than this is not read for classification. */
-	private static final int MAX_REFUSAL_BYTES = 1024 * 1024;
 
 	/** An attempt to be retried after the wait; never leaves the filter. */
 	private static final class RetryAfter extends RuntimeException {

@@ -3,7 +3,6 @@ package dev.llmquota.test.simulator.dialect;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Matcher;
@@ -22,7 +21,7 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code retry-after} plus {@code retry-after-ms} on 429 and the string error code
  * {@code "429"}.
  */
-public final class AzureOpenAiDialect implements StreamingDialect {
+public final class AzureOpenAiDialect extends ChatCompletionsDialect {
 
 	private static final Pattern PATH = Pattern.compile("/openai/deployments/([^/]+)/chat/completions");
 
@@ -95,31 +94,6 @@ public final class AzureOpenAiDialect implements StreamingDialect {
 	public Map<String, String> garbageHeaders() {
 		return Map.of("retry-after-ms", "NaN", "x-ratelimit-remaining-tokens", "", "x-ratelimit-remaining-requests",
 				"many");
-	}
-
-	@Override
-	public String completionBody(CallRequest call, Completion completion) {
-		return ChatCompletionsWire.completionBody(completion);
-	}
-
-	@Override
-	public String streamContentType() {
-		return "text/event-stream; charset=utf-8";
-	}
-
-	@Override
-	public List<String> streamHead(CallRequest call, Completion completion) {
-		return ChatCompletionsWire.streamHead(call, completion);
-	}
-
-	@Override
-	public String streamDelta(CallRequest call, Completion completion, String text) {
-		return ChatCompletionsWire.streamDelta(call, completion, text);
-	}
-
-	@Override
-	public List<String> streamTail(CallRequest call, Completion completion) {
-		return ChatCompletionsWire.streamTail(call, completion);
 	}
 
 	@Override

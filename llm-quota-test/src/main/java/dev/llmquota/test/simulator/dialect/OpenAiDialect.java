@@ -2,7 +2,6 @@ package dev.llmquota.test.simulator.dialect;
 
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -17,7 +16,7 @@ import tools.jackson.databind.JsonNode;
  * headers with Go-duration resets, {@code rate_limit_exceeded} and
  * {@code insufficient_quota} errors.
  */
-public final class OpenAiDialect implements StreamingDialect {
+public final class OpenAiDialect extends ChatCompletionsDialect {
 
 	static final String ORGANIZATION = "org-simulator0000000000000";
 
@@ -97,31 +96,6 @@ public final class OpenAiDialect implements StreamingDialect {
 	public Map<String, String> garbageHeaders() {
 		return Map.of("x-ratelimit-remaining-tokens", "lots", "x-ratelimit-reset-tokens", "soon-ish",
 				"x-ratelimit-limit-requests", "-");
-	}
-
-	@Override
-	public String completionBody(CallRequest call, Completion completion) {
-		return ChatCompletionsWire.completionBody(completion);
-	}
-
-	@Override
-	public String streamContentType() {
-		return "text/event-stream; charset=utf-8";
-	}
-
-	@Override
-	public List<String> streamHead(CallRequest call, Completion completion) {
-		return ChatCompletionsWire.streamHead(call, completion);
-	}
-
-	@Override
-	public String streamDelta(CallRequest call, Completion completion, String text) {
-		return ChatCompletionsWire.streamDelta(call, completion, text);
-	}
-
-	@Override
-	public List<String> streamTail(CallRequest call, Completion completion) {
-		return ChatCompletionsWire.streamTail(call, completion);
 	}
 
 	@Override

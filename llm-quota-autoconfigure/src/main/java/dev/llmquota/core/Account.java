@@ -84,8 +84,13 @@ public final class Account {
 		return this.gates.all();
 	}
 
-	Gates gateSet() {
-		return this.gates;
+	/**
+	 * Sizes the account's in-flight gates again from its current limits and observed
+	 * latency; called under the account queue's lock when either changes.
+	 * @param settings the engine's settings
+	 */
+	void resizeGates(QuotaSettings settings) {
+		this.gates.resize(this.limits, settings, this.latency.nanos());
 	}
 
 	LatencyEstimate latency() {

@@ -132,9 +132,9 @@ final class AdmissionQueue {
 				long latency = this.clock.nanoTime() - permit.admittedAt();
 				Pool pool = permit.pool();
 				pool.latency().record(latency);
-				pool.gateSet().resize(pool.limits(), this.settings, pool.latency().nanos());
+				pool.resizeGates(this.settings);
 				this.account.latency().record(latency);
-				this.account.gateSet().resize(this.account.limits(), this.settings, this.account.latency().nanos());
+				this.account.resizeGates(this.settings);
 			}
 			drain(after);
 		}

@@ -349,7 +349,7 @@ public final class QuotaEngine implements AutoCloseable {
 			requireGate(account.limits(), dimension);
 			account.change(dimension, limit);
 			account.queue().read(() -> {
-				account.gateSet().resize(account.limits(), this.config.settings(), account.latency().nanos());
+				account.resizeGates(this.config.settings());
 				return null;
 			});
 		}
@@ -358,7 +358,7 @@ public final class QuotaEngine implements AutoCloseable {
 			requireGate(pool.limits(), dimension);
 			pool.change(dimension, limit);
 			account.queue().read(() -> {
-				pool.gateSet().resize(pool.limits(), this.config.settings(), pool.latency().nanos());
+				pool.resizeGates(this.config.settings());
 				return null;
 			});
 		}

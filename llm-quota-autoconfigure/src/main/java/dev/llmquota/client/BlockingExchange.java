@@ -35,7 +35,8 @@ public interface BlockingExchange<R> {
 	HeaderLookup headers(R response);
 
 	/**
-	 * Reads a refusal's body whole (bounded) and closes the answer.
+	 * Reads a refusal's body, at most {@link LlmQuotaCalls#MAX_REFUSAL_BYTES}, and closes
+	 * the answer.
 	 * @param response the refusal
 	 * @return its bytes
 	 * @throws IOException if it cannot be read

@@ -8,6 +8,7 @@ import java.util.Map;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaState;
+import dev.llmquota.core.StoreStatus;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -38,8 +39,18 @@ public class LlmQuotaHealthIndicator extends AbstractHealthIndicator {
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
+		StoreStatus store = this.engine.store().status();
+		Map<String, Object> storeDetails = new LinkedHashMap<>();
+		storeDetails.put("backend", store.backend());
+		storeDetails.put("reachable", store.reachable());
+		if (!store.reachable()) {
+			storeDetails.put("since", String.valueOf(store.since()));
+			storeDetails.put("serving", store.fallback() ? "local fallback" : "nothing: calls are refused");
+		}
+		storeDetails.put("fallbacks", store.fallbacks());
+		builder.withDetail("store", storeDetails);
 		if (!this.engine.store().isAvailable()) {
-			builder.down().withDetail("store", "unreachable");
+			builder.down();
 			return;
 		}
 		Map<String, List<String>> byState = new LinkedHashMap<>();

@@ -36,7 +36,14 @@ public final class LlmQuotaAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(QuotaStore.class)
-	LocalQuotaStore llmQuotaStore() {
+	LocalQuotaStore llmQuotaStore(LlmQuotaProperties properties) {
+		if (properties.getBackend() == LlmQuotaProperties.Backend.REDIS) {
+			// the Redis store's auto-configuration did not apply: its classes are missing
+			throw new InvalidQuotaPropertyException("llm.quota.backend", "redis",
+					"Spring Data Redis is not on the class path",
+					"add spring-boot-starter-data-redis-reactive and set spring.data.redis.host (or url),"
+							+ " or set llm.quota.backend=local.");
+		}
 		return new LocalQuotaStore();
 	}
 

@@ -24,6 +24,12 @@ public class LlmQuotaProperties {
 	private boolean enabled = true;
 
 	/**
+	 * Where the books live: local (this process) or redis (shared by every replica,
+	 * through Spring Boot's reactive Redis connection, spring.data.redis.*).
+	 */
+	private Backend backend = Backend.LOCAL;
+
+	/**
 	 * Share of each published limit the client plans to use, greater than 0 and at most
 	 * 1.
 	 */
@@ -54,12 +60,35 @@ public class LlmQuotaProperties {
 
 	private final Health health = new Health();
 
+	private final Redis redis = new Redis();
+
+	/**
+	 * Where the books live.
+	 */
+	public enum Backend {
+
+		/** In this process: each replica counts alone. */
+		LOCAL,
+
+		/** In Redis, shared by every replica. */
+		REDIS
+
+	}
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
 
 	public void setEnabled(boolean enabled) {
 		this.enabled = enabled;
+	}
+
+	public Backend getBackend() {
+		return this.backend;
+	}
+
+	public void setBackend(Backend backend) {
+		this.backend = backend;
 	}
 
 	public double getHeadroom() {
@@ -108,6 +137,86 @@ public class LlmQuotaProperties {
 
 	public Health getHealth() {
 		return this.health;
+	}
+
+	public Redis getRedis() {
+		return this.redis;
+	}
+
+	/**
+	 * The Redis store (backend: redis).
+	 */
+	public static class Redis {
+
+		/**
+		 * What a replica does while Redis does not answer.
+		 */
+		public enum OnFailure {
+
+			/** Go on with local books and a share of each limit. */
+			LOCAL,
+
+			/** Refuse calls until Redis answers again. */
+			REJECT
+
+		}
+
+		/**
+		 * What a replica does while Redis does not answer: local (go on with local books
+		 * and local-share of each limit) or reject (refuse calls with
+		 * QuotaStoreUnavailableException).
+		 */
+		private OnFailure onFailure = OnFailure.LOCAL;
+
+		/**
+		 * Share of each limit one replica may use while it falls back to local books;
+		 * about 1 / the number of replicas.
+		 */
+		private double localShare = 0.25;
+
+		/**
+		 * How long a shared in-flight slot stays taken without renewal: a replica that
+		 * dies gives its slots back after this. Live replicas renew every third of it.
+		 */
+		private Duration leaseTime = Duration.ofSeconds(30);
+
+		/**
+		 * Longest wait for one answer from Redis before the replica falls back.
+		 */
+		private Duration timeout = Duration.ofMillis(500);
+
+		public OnFailure getOnFailure() {
+			return this.onFailure;
+		}
+
+		public void setOnFailure(OnFailure onFailure) {
+			this.onFailure = onFailure;
+		}
+
+		public double getLocalShare() {
+			return this.localShare;
+		}
+
+		public void setLocalShare(double localShare) {
+			this.localShare = localShare;
+		}
+
+		public Duration getLeaseTime() {
+			return this.leaseTime;
+		}
+
+		public void setLeaseTime(Duration leaseTime) {
+			this.leaseTime = leaseTime;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
 	}
 
 	/**

@@ -32,7 +32,7 @@ import dev.llmquota.tokens.TokenEstimator;
  */
 final class QuotaConfigFactory {
 
-	private static final String PREFIX = "llm.quota.";
+	static final String PREFIX = "llm.quota.";
 
 	/** The model key whose settings are a template for unlisted models. */
 	static final String TEMPLATE = "default";
@@ -258,7 +258,7 @@ final class QuotaConfigFactory {
 		}
 	}
 
-	private static void positive(String property, Duration value, String example) {
+	static void positive(String property, Duration value, String example) {
 		if (value == null || value.isNegative() || value.isZero()) {
 			throw new InvalidQuotaPropertyException(property, value, "the duration must be positive",
 					"set a positive duration, " + example + ".");

@@ -16,6 +16,10 @@ public final class Account {
 
 	private volatile List<BucketSpec> buckets;
 
+	private volatile List<BucketSpec> slots;
+
+	private final String holdKey;
+
 	private final Gates gates;
 
 	private final LatencyEstimate latency;
@@ -25,15 +29,17 @@ public final class Account {
 	private final Hold hold = new Hold();
 
 	Account(ProviderSpec provider, QuotaSettings settings, QuotaStore store, QuotaClock clock, QuotaEvents events,
-			long expectedLatencyNanos) {
+			long expectedLatencyNanos, java.util.concurrent.Executor storeThread) {
 		this.provider = provider;
 		this.settings = settings;
 		this.limits = provider.account();
 		this.buckets = Buckets.of(provider, BucketSpec.Scope.ACCOUNT, "account", provider.account(),
 				provider.accountBurstWindow(), settings);
+		this.slots = Buckets.slots(provider, BucketSpec.Scope.ACCOUNT, "account", provider.account(), settings);
+		this.holdKey = Buckets.key(provider, "account", "hold");
 		this.latency = new LatencyEstimate(expectedLatencyNanos);
 		this.gates = new Gates(provider.account(), settings, provider.inFlightGate(), expectedLatencyNanos);
-		this.queue = new AdmissionQueue(this, store, clock, settings, events);
+		this.queue = new AdmissionQueue(this, store, clock, settings, events, storeThread);
 	}
 
 	/**
@@ -66,6 +72,7 @@ public final class Account {
 		this.limits = this.limits.with(dimension, limit);
 		this.buckets = Buckets.of(this.provider, BucketSpec.Scope.ACCOUNT, "account", this.limits,
 				this.provider.accountBurstWindow(), this.settings);
+		this.slots = Buckets.slots(this.provider, BucketSpec.Scope.ACCOUNT, "account", this.limits, this.settings);
 	}
 
 	/**
@@ -74,6 +81,24 @@ public final class Account {
 	 */
 	public List<BucketSpec> buckets() {
 		return this.buckets;
+	}
+
+	/**
+	 * Returns the in-flight slots the account shares with other processes through a
+	 * shared store.
+	 * @return the slots, empty unless {@code concurrent-requests} is configured
+	 */
+	public List<BucketSpec> slots() {
+		return this.slots;
+	}
+
+	/**
+	 * Returns the store key under which processes sharing a store share the account's
+	 * hold.
+	 * @return the key
+	 */
+	public String holdKey() {
+		return this.holdKey;
 	}
 
 	/**

@@ -9,11 +9,14 @@ import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.llmquota.BudgetExhaustedException;
 import dev.llmquota.QuotaEngineClosedException;
 import dev.llmquota.QuotaExhaustedException;
+import dev.llmquota.QuotaStoreUnavailableException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import reactor.core.Disposable;
 
@@ -24,6 +27,12 @@ import reactor.core.Disposable;
  * earliest admission time unchanged, so small calls use capacity the head cannot use yet
  * and the head is never starved. Waiting is non-blocking: one timer per account wakes the
  * queue when the next bucket refills or the next deadline passes.
+ * <p>
+ * With a store shared by many processes the store orders the calls: each waiter, in queue
+ * order, is booked once at the earliest time every bucket allows (one round trip), then
+ * waits out its start here holding its local gates. Those bookings go out from the
+ * engine's store thread only, never under the lock, so no caller's thread waits on the
+ * network.
  */
 final class AdmissionQueue {
 
@@ -39,6 +48,14 @@ final class AdmissionQueue {
 	private final QuotaSettings settings;
 
 	private final QuotaEvents events;
+
+	/** The thread that talks to a shared store, or {@code null} for a local store. */
+	private final Executor storeThread;
+
+	private final AtomicBoolean drainRequested = new AtomicBoolean();
+
+	/** Calls booked ahead in a shared store, waiting for their start. */
+	private final Set<Waiter> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
 
 	/**
 	 * Signals produced on this thread while it is already signalling (see emit); empty
@@ -60,12 +77,14 @@ final class AdmissionQueue {
 
 	private boolean closed;
 
-	AdmissionQueue(Account account, QuotaStore store, QuotaClock clock, QuotaSettings settings, QuotaEvents events) {
+	AdmissionQueue(Account account, QuotaStore store, QuotaClock clock, QuotaSettings settings, QuotaEvents events,
+			Executor storeThread) {
 		this.account = account;
 		this.store = store;
 		this.clock = clock;
 		this.settings = settings;
 		this.events = events;
+		this.storeThread = storeThread;
 	}
 
 	void submit(Waiter waiter) {
@@ -78,7 +97,7 @@ final class AdmissionQueue {
 			}
 			else {
 				((waiter.priority == Priority.BATCH) ? this.batch : this.interactive).addLast(waiter);
-				drain(after);
+				run(after);
 			}
 		}
 		finally {
@@ -90,14 +109,21 @@ final class AdmissionQueue {
 	/** The waiter's subscriber went away: leave the queue, or give back what it got. */
 	void cancel(Waiter waiter) {
 		QuotaPermit permit = null;
+		Booking.Booked unstarted = null;
 		List<Runnable> after = new ArrayList<>();
 		this.lock.lock();
 		try {
-			if (waiter.state == Waiter.State.WAITING) {
+			if (waiter.state == Waiter.State.WAITING || waiter.state == Waiter.State.BOOKING) {
+				// A booking on its way back is given back by the store thread.
 				waiter.state = Waiter.State.DONE;
 				queueOf(waiter).remove(waiter);
 				// The head may have gone: later calls may now fit.
-				drain(after);
+				run(after);
+			}
+			else if (waiter.state == Waiter.State.SCHEDULED) {
+				waiter.state = Waiter.State.DONE;
+				unstarted = unschedule(waiter);
+				run(after);
 			}
 			else if (waiter.state == Waiter.State.ADMITTED) {
 				permit = waiter.permit;
@@ -107,11 +133,13 @@ final class AdmissionQueue {
 			this.lock.unlock();
 		}
 		emit(after);
+		if (unstarted != null) {
+			giveBack(unstarted);
+		}
 		if (permit != null) {
 			// Admitted, but the permit never reached the subscriber: the call never
 			// started.
-			this.store.cancel(new Booking.Booked(permit.admittedAt(), permit.charges()), this.clock.nanoTime(),
-					this.clock.instant());
+			this.store.cancel(permit.booking(), this.clock.nanoTime(), this.clock.instant());
 			permit.release();
 		}
 	}
@@ -123,10 +151,7 @@ final class AdmissionQueue {
 			if (!this.live.remove(permit)) {
 				return;
 			}
-			List<Waiter.GateUse> uses = permit.gateUses();
-			for (int i = 0; i < uses.size(); i++) {
-				uses.get(i).gate().release(permit.weight(i));
-			}
+			releaseGates(permit.gateUses(), permit.weights());
 			permit.pool().stats().released(permit.demand());
 			if (completed) {
 				long latency = this.clock.nanoTime() - permit.admittedAt();
@@ -136,12 +161,15 @@ final class AdmissionQueue {
 				this.account.latency().record(latency);
 				this.account.resizeGates(this.settings);
 			}
-			drain(after);
+			run(after);
 		}
 		finally {
 			this.lock.unlock();
 		}
 		emit(after);
+		if (permit.booking().lease() != null) {
+			this.store.release(permit.booking().lease());
+		}
 	}
 
 	void reconcile(QuotaPermit permit, Usage usage) {
@@ -164,14 +192,18 @@ final class AdmissionQueue {
 		this.events.reconciled(permit.pool(), demand, usage, reservedOutput, billedOutput);
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
+		List<Charge> corrections = new ArrayList<>();
 		boolean refunded = false;
 		for (Charge charge : permit.charges()) {
 			Dimension dimension = charge.bucket().dimension();
 			long delta = (dimension.countsInput() ? inputDelta : 0) + (dimension.countsOutput() ? outputDelta : 0);
 			if (delta != 0 && (delta > 0 || permit.refundable(charge.bucket(), wallNow))) {
-				this.store.adjust(charge.bucket(), delta, now, wallNow);
+				corrections.add(new Charge(charge.bucket(), delta));
 				refunded |= delta < 0;
 			}
+		}
+		if (!corrections.isEmpty()) {
+			this.store.adjust(corrections, now, wallNow);
 		}
 		if (refunded) {
 			wake();
@@ -181,11 +213,15 @@ final class AdmissionQueue {
 	void refuse(QuotaPermit permit, boolean keepRequests) {
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
+		List<Charge> refunds = new ArrayList<>();
 		for (Charge charge : permit.charges()) {
 			boolean give = charge.bucket().dimension().countsTokens() || !keepRequests;
 			if (give && charge.units() > 0 && permit.refundable(charge.bucket(), wallNow)) {
-				this.store.adjust(charge.bucket(), -charge.units(), now, wallNow);
+				refunds.add(new Charge(charge.bucket(), -charge.units()));
 			}
+		}
+		if (!refunds.isEmpty()) {
+			this.store.adjust(refunds, now, wallNow);
 		}
 		wake();
 	}
@@ -195,7 +231,7 @@ final class AdmissionQueue {
 		List<Runnable> after = new ArrayList<>();
 		this.lock.lock();
 		try {
-			drain(after);
+			run(after);
 		}
 		finally {
 			this.lock.unlock();
@@ -206,6 +242,7 @@ final class AdmissionQueue {
 	void close() {
 		List<Runnable> after = new ArrayList<>();
 		List<QuotaPermit> permits;
+		List<Booking.Booked> unstarted = new ArrayList<>();
 		this.lock.lock();
 		try {
 			this.closed = true;
@@ -217,12 +254,18 @@ final class AdmissionQueue {
 				}
 				queue.clear();
 			}
+			for (Waiter waiter : new ArrayList<>(this.scheduled)) {
+				waiter.state = Waiter.State.DONE;
+				unstarted.add(unschedule(waiter));
+				after.add(() -> waiter.sink.error(closedException(waiter)));
+			}
 			permits = new ArrayList<>(this.live);
 		}
 		finally {
 			this.lock.unlock();
 		}
 		emit(after);
+		unstarted.forEach(this::giveBack);
 		permits.forEach(QuotaPermit::release);
 	}
 
@@ -292,6 +335,253 @@ final class AdmissionQueue {
 		}
 	}
 
+	/**
+	 * Runs the queue: here under the lock, or, with a shared store, on the store thread.
+	 */
+	private void run(List<Runnable> after) {
+		if (this.storeThread == null) {
+			drain(after);
+		}
+		else if (!this.closed && this.drainRequested.compareAndSet(false, true)) {
+			try {
+				this.storeThread.execute(this::drainShared);
+			}
+			catch (java.util.concurrent.RejectedExecutionException ex) {
+				// the engine is closing: every waiter fails with it
+			}
+		}
+	}
+
+	/**
+	 * Books waiters in queue order in the shared store, one round trip each, until none
+	 * can be booked now; runs on the store thread only.
+	 */
+	private void drainShared() {
+		this.drainRequested.set(false);
+		while (true) {
+			List<Runnable> after = new ArrayList<>();
+			Waiter next;
+			long now;
+			Instant wallNow;
+			this.lock.lock();
+			try {
+				if (this.closed) {
+					return;
+				}
+				now = this.clock.nanoTime();
+				wallNow = this.clock.instant();
+				next = nextToBook(now, after);
+			}
+			finally {
+				this.lock.unlock();
+			}
+			emit(after);
+			if (next == null) {
+				return;
+			}
+			Booking booking;
+			try {
+				booking = this.store.book(next.claim(), now, wallNow, next.deadline);
+			}
+			catch (RuntimeException ex) {
+				booking = new Booking.Unavailable(String.valueOf(ex.getMessage()));
+			}
+			Booking.Booked giveBack = null;
+			this.lock.lock();
+			try {
+				giveBack = settle(next, booking, now, wallNow, after);
+			}
+			finally {
+				this.lock.unlock();
+			}
+			emit(after);
+			if (giveBack != null) {
+				giveBack(giveBack);
+			}
+		}
+	}
+
+	/**
+	 * Returns the first waiter that may be booked now, marked {@code BOOKING}; fails
+	 * waiters past their deadline, and sets the timer when none may be booked yet.
+	 */
+	private Waiter nextToBook(long now, List<Runnable> after) {
+		long nextWake = Long.MAX_VALUE;
+		int tried = 0;
+		for (ArrayDeque<Waiter> queue : List.of(this.interactive, this.batch)) {
+			for (Iterator<Waiter> it = queue.iterator(); it.hasNext();) {
+				Waiter waiter = it.next();
+				if (waiter.state != Waiter.State.WAITING) {
+					continue;
+				}
+				if (waiter.deadline <= now) {
+					it.remove();
+					waiter.state = Waiter.State.DONE;
+					after.add(() -> waiter.sink.error(timeoutException(waiter, now)));
+					continue;
+				}
+				nextWake = Math.min(nextWake, waiter.deadline);
+				if (tried++ >= BACKFILL_WINDOW) {
+					continue;
+				}
+				waiter.refreshCharges();
+				if (penalized(waiter, now)) {
+					nextWake = Math.min(nextWake, waiter.readyAt);
+					continue;
+				}
+				if (waiter.readyAt > now) {
+					nextWake = Math.min(nextWake, waiter.readyAt);
+					continue;
+				}
+				Waiter.GateUse blocking = waiter.blockingGate();
+				if (blocking != null) {
+					// a release runs the queue again
+					waiter.blockedBy(blocking.gate().dimension(), waiter.scopeOf(blocking.gate()), true);
+					continue;
+				}
+				waiter.state = Waiter.State.BOOKING;
+				return waiter;
+			}
+		}
+		schedule(nextWake, now);
+		return null;
+	}
+
+	/**
+	 * Takes a shared store's answer for a waiter: admits it, schedules its start, lets it
+	 * wait, or fails it. Returns a booking to give back when the waiter went meanwhile.
+	 */
+	private Booking.Booked settle(Waiter waiter, Booking booking, long now, Instant wallNow, List<Runnable> after) {
+		if (waiter.state != Waiter.State.BOOKING) {
+			// cancelled, or the engine closed, while the booking was on its way
+			return (booking instanceof Booking.Booked booked) ? booked : null;
+		}
+		waiter.state = Waiter.State.WAITING;
+		if (booking instanceof Booking.Booked booked) {
+			queueOf(waiter).remove(waiter);
+			if (!booked.probe()) {
+				// the store holds no exhaustion for this call
+				waiter.pool.hold().clearExhaustion();
+				this.account.hold().clearExhaustion();
+			}
+			long[] weights = takeGates(waiter);
+			if (booked.start() <= now) {
+				admit(waiter, booked, weights, now, after);
+			}
+			else {
+				waiter.state = Waiter.State.SCHEDULED;
+				waiter.booked = booked;
+				waiter.weights = weights;
+				this.scheduled.add(waiter);
+				waiter.startTimer = this.clock.schedule(booked.start() - now, () -> start(waiter));
+			}
+		}
+		else if (booking instanceof Booking.Refused refused) {
+			BucketSpec bucket = refused.bucket();
+			waiter.blockedBy(bucket.dimension(), bucket.scope(), bucket.slots());
+			if (bucket.daily() && refused.waitNanos() > waiter.deadline - now) {
+				fail(waiter, budgetException(waiter, bucket, wallNow.plus(Duration.ofNanos(refused.waitNanos()))),
+						after);
+			}
+			else if (bucket.slots()) {
+				// slots free up when other processes release them, unseen here: look
+				// again
+				// soon
+				waiter.readyAt = now + Math.min(refused.waitNanos(), slotPollNanos(waiter));
+			}
+			else {
+				waiter.readyAt = Arith.saturatedAdd(now, refused.waitNanos());
+			}
+		}
+		else if (booking instanceof Booking.Held held) {
+			Hold hold = held.hold().equals(waiter.pool.holdKey()) ? waiter.pool.hold() : this.account.hold();
+			hold.penalize(held.dimension(), Arith.saturatedAdd(now, held.waitNanos()));
+			penalized(waiter, now);
+		}
+		else if (booking instanceof Booking.Exhausted exhausted) {
+			boolean pool = exhausted.hold().equals(waiter.pool.holdKey());
+			(pool ? waiter.pool.hold() : this.account.hold()).exhaust(new Hold.Exhaustion(exhausted.dimension(),
+					exhausted.reason(), exhausted.until(), Long.MAX_VALUE, now));
+			fail(waiter,
+					new QuotaExhaustedException(waiter.pool.provider(), waiter.pool.region(), waiter.pool.model(),
+							(exhausted.dimension() != null) ? exhausted.dimension().id() : null, exhausted.reason(),
+							exhausted.until()),
+					after);
+		}
+		else if (booking instanceof Booking.Unavailable unavailable) {
+			fail(waiter, new QuotaStoreUnavailableException(waiter.pool.provider(), waiter.pool.region(),
+					waiter.pool.model(), unavailable.reason()), after);
+		}
+		return null;
+	}
+
+	/** Admits a call booked ahead, at its start time. */
+	private void start(Waiter waiter) {
+		List<Runnable> after = new ArrayList<>();
+		this.lock.lock();
+		try {
+			if (waiter.state != Waiter.State.SCHEDULED) {
+				return;
+			}
+			this.scheduled.remove(waiter);
+			waiter.startTimer = null;
+			admit(waiter, waiter.booked, waiter.weights, this.clock.nanoTime(), after);
+		}
+		finally {
+			this.lock.unlock();
+		}
+		emit(after);
+	}
+
+	/** Takes a call booked ahead off the schedule; returns its booking to give back. */
+	private Booking.Booked unschedule(Waiter waiter) {
+		this.scheduled.remove(waiter);
+		if (waiter.startTimer != null) {
+			waiter.startTimer.dispose();
+			waiter.startTimer = null;
+		}
+		releaseGates(waiter.gateUses, waiter.weights);
+		return waiter.booked;
+	}
+
+	/** Gives back a booking whose call never started: its units and its slots. */
+	private void giveBack(Booking.Booked booking) {
+		this.store.cancel(booking, this.clock.nanoTime(), this.clock.instant());
+		if (booking.lease() != null) {
+			this.store.release(booking.lease());
+		}
+	}
+
+	/**
+	 * Whether a provider penalty heard here holds the waiter now; sets what blocks it and
+	 * when it may go.
+	 */
+	private boolean penalized(Waiter waiter, long now) {
+		long penalty = Math.max(waiter.pool.hold().penaltyEnd(now), this.account.hold().penaltyEnd(now));
+		if (penalty <= now) {
+			return false;
+		}
+		Dimension dimension = waiter.pool.hold().penalized(now);
+		waiter.blockedBy((dimension != null) ? dimension : this.account.hold().penalized(now),
+				(dimension != null) ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, false);
+		waiter.readyAt = penalty;
+		return true;
+	}
+
+	/**
+	 * How soon a call refused a shared in-flight slot looks again: an eighth of the
+	 * pool's call latency, between 10 ms and 500 ms.
+	 */
+	private static long slotPollNanos(Waiter waiter) {
+		return Math.max(10_000_000L, Math.min(500_000_000L, waiter.pool.latencyNanos() / 8));
+	}
+
+	private void fail(Waiter waiter, RuntimeException error, List<Runnable> after) {
+		queueOf(waiter).remove(waiter);
+		waiter.state = Waiter.State.DONE;
+		after.add(() -> waiter.sink.error(error));
+	}
+
 	private void drain(List<Runnable> after) {
 		if (this.closed) {
 			return;
@@ -347,13 +637,8 @@ final class AdmissionQueue {
 			return Long.MAX_VALUE;
 		}
 		waiter.refreshCharges();
-		long penalty = Math.max(waiter.pool.hold().penaltyEnd(now), this.account.hold().penaltyEnd(now));
-		if (penalty > now) {
-			Dimension dimension = waiter.pool.hold().penalized(now);
-			waiter.blockedBy((dimension != null) ? dimension : this.account.hold().penalized(now),
-					(dimension != null) ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, false);
-			waiter.readyAt = penalty;
-			return penalty;
+		if (penalized(waiter, now)) {
+			return waiter.readyAt;
 		}
 		Waiter.GateUse blocking = waiter.blockingGate();
 		if (blocking != null && spentForTheDay(waiter, now, wallNow, after)) {
@@ -402,7 +687,7 @@ final class AdmissionQueue {
 				return Long.MAX_VALUE;
 			}
 		}
-		admit(waiter, booked, now, after);
+		admit(waiter, booked, takeGates(waiter), now, after);
 		return Long.MAX_VALUE;
 	}
 
@@ -469,16 +754,26 @@ final class AdmissionQueue {
 		return false;
 	}
 
-	private void admit(Waiter waiter, Booking.Booked booked, long now, List<Runnable> after) {
-		if (waiter.probing != null) {
-			waiter.probing.takeProbe(now, this.settings.exhaustedProbeInterval().toNanos());
-		}
+	private static long[] takeGates(Waiter waiter) {
 		List<Waiter.GateUse> uses = waiter.gateUses;
 		long[] weights = new long[uses.size()];
 		for (int i = 0; i < uses.size(); i++) {
 			weights[i] = uses.get(i).gate().take(uses.get(i).units());
 		}
-		QuotaPermit permit = new QuotaPermit(this, waiter, booked.charges(), weights, now, this.clock.instant());
+		return weights;
+	}
+
+	private static void releaseGates(List<Waiter.GateUse> uses, long[] weights) {
+		for (int i = 0; i < uses.size(); i++) {
+			uses.get(i).gate().release(weights[i]);
+		}
+	}
+
+	private void admit(Waiter waiter, Booking.Booked booked, long[] weights, long now, List<Runnable> after) {
+		if (waiter.probing != null) {
+			waiter.probing.takeProbe(now, this.settings.exhaustedProbeInterval().toNanos());
+		}
+		QuotaPermit permit = new QuotaPermit(this, waiter, booked, weights, now, this.clock.instant());
 		this.live.add(permit);
 		waiter.pool.stats().admitted(waiter.demand);
 		after.add(() -> this.events.admitted(waiter.pool, waiter.priority, permit.waitedNanos()));
@@ -506,7 +801,7 @@ final class AdmissionQueue {
 		try {
 			this.timer = null;
 			this.timerAt = Long.MAX_VALUE;
-			drain(after);
+			run(after);
 		}
 		finally {
 			this.lock.unlock();

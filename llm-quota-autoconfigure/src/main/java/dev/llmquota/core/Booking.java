@@ -1,12 +1,15 @@
 package dev.llmquota.core;
 
+import java.time.Instant;
 import java.util.List;
 
 /**
- * The answer of a store to a booking: booked at a start time, or refused because a bucket
- * would not allow the call early enough.
+ * The answer of a store to a booking: booked at a start time, refused because a bucket
+ * would not allow the call early enough, or, from a store shared by many processes, held
+ * or exhausted by what another process heard from the provider, or unavailable.
  */
-public sealed interface Booking permits Booking.Booked, Booking.Refused {
+public sealed interface Booking
+		permits Booking.Booked, Booking.Refused, Booking.Held, Booking.Exhausted, Booking.Unavailable {
 
 	/**
 	 * The call was charged on every bucket, as of {@code start}.
@@ -14,8 +17,31 @@ public sealed interface Booking permits Booking.Booked, Booking.Refused {
 	 * @param start when the call may start, in the caller's nanoseconds; not before the
 	 * time it was booked at
 	 * @param charges what was taken, to give back on cancel
+	 * @param lease the lease that holds the call's shared in-flight slots, or
+	 * {@code null} when it holds none
+	 * @param probe whether the call was let through an exhausted quota to see whether it
+	 * is back
 	 */
-	record Booked(long start, List<Charge> charges) implements Booking {
+	record Booked(long start, List<Charge> charges, Lease lease, boolean probe) implements Booking {
+
+		/**
+		 * A booking without shared slots.
+		 * @param start when the call may start
+		 * @param charges what was taken
+		 */
+		public Booked(long start, List<Charge> charges) {
+			this(start, charges, null, false);
+		}
+
+	}
+
+	/**
+	 * Shared in-flight slots taken for one call, until released or expired.
+	 *
+	 * @param id the lease's id, unique across processes
+	 * @param slots the slots
+	 */
+	record Lease(String id, List<BucketSpec> slots) {
 
 	}
 
@@ -27,6 +53,39 @@ public sealed interface Booking permits Booking.Booked, Booking.Refused {
 	 * {@link Long#MAX_VALUE} for never
 	 */
 	record Refused(BucketSpec bucket, long waitNanos) implements Booking {
+
+	}
+
+	/**
+	 * Nothing was taken: a provider rate-limit penalty, heard by some process, holds the
+	 * call beyond its latest start.
+	 *
+	 * @param hold the hold's key
+	 * @param dimension the dimension the provider named
+	 * @param waitNanos nanoseconds from the booking time until the penalty ends
+	 */
+	record Held(String hold, Dimension dimension, long waitNanos) implements Booking {
+
+	}
+
+	/**
+	 * Nothing was taken: some process heard that an administrative quota is spent.
+	 *
+	 * @param hold the hold's key
+	 * @param dimension the dimension concerned, or {@code null}
+	 * @param reason what the provider said
+	 * @param until when the quota comes back, or {@code null} if unknown
+	 */
+	record Exhausted(String hold, Dimension dimension, String reason, Instant until) implements Booking {
+
+	}
+
+	/**
+	 * Nothing was taken: the store does not answer and no fallback serves.
+	 *
+	 * @param reason why, for the operator
+	 */
+	record Unavailable(String reason) implements Booking {
 
 	}
 

@@ -4,14 +4,16 @@ import java.time.ZoneId;
 
 /**
  * Identifies one bucket in a store and says how it meters: a rate bucket (enforced units
- * per minute and a capacity) or a daily counter (enforced units per day in a zone).
+ * per minute and a capacity), a daily counter (enforced units per day in a zone), or, in
+ * a store shared by many processes, a set of in-flight slots (at most {@code enforced}
+ * calls at once across processes).
  *
  * @param key the store key, unique per provider entry, scope and dimension
  * @param scope whether the bucket belongs to a pool or to the account
  * @param dimension the dimension metered
- * @param enforced the enforced limit: units per minute, or per day
+ * @param enforced the enforced limit: units per minute, per day, or calls at once
  * @param capacity the most units a rate bucket holds; equal to {@code enforced} for a
- * daily counter
+ * daily counter or slots
  * @param zone the zone of calendar days, for daily counters
  */
 public record BucketSpec(String key, Scope scope, Dimension dimension, long enforced, long capacity, ZoneId zone) {
@@ -38,9 +40,6 @@ public record BucketSpec(String key, Scope scope, Dimension dimension, long enfo
 	}
 
 	public BucketSpec {
-		if (dimension.kind() == Dimension.Kind.CONCURRENCY) {
-			throw new IllegalArgumentException("Concurrency is a gate, not a stored bucket");
-		}
 		if (enforced < 1 || capacity < 1) {
 			throw new IllegalArgumentException("Bucket " + key + " needs positive limits");
 		}
@@ -52,6 +51,14 @@ public record BucketSpec(String key, Scope scope, Dimension dimension, long enfo
 	 */
 	public boolean daily() {
 		return this.dimension.kind() == Dimension.Kind.DAILY;
+	}
+
+	/**
+	 * Returns whether these are in-flight slots rather than a bucket.
+	 * @return whether the dimension counts calls at once
+	 */
+	public boolean slots() {
+		return this.dimension.kind() == Dimension.Kind.CONCURRENCY;
 	}
 
 }

@@ -21,12 +21,37 @@ final class Buckets {
 			}
 			long enforced = settings.enforced(limit);
 			long capacity = (dimension.kind() == Dimension.Kind.DAILY) ? enforced : capacity(enforced, burstWindow);
-			// The hash tag keeps every key of one provider entry in one Redis Cluster
-			// slot.
-			String key = "llmq:{" + provider.id() + "}:" + scopeKey + ":" + dimension.id();
-			buckets.add(new BucketSpec(key, scope, dimension, enforced, capacity, provider.dayZone()));
+			buckets.add(new BucketSpec(key(provider, scopeKey, dimension.id()), scope, dimension, enforced, capacity,
+					provider.dayZone()));
 		});
 		return List.copyOf(buckets);
+	}
+
+	/**
+	 * Returns the in-flight slots a scope shares with other processes: its
+	 * {@code concurrent-requests}, if configured.
+	 */
+	static List<BucketSpec> slots(ProviderSpec provider, BucketSpec.Scope scope, String scopeKey, Limits limits,
+			QuotaSettings settings) {
+		Long limit = limits.asMap().get(Dimension.CONCURRENT_REQUESTS);
+		if (limit == null) {
+			return List.of();
+		}
+		long enforced = settings.enforced(limit);
+		return List.of(new BucketSpec(key(provider, scopeKey, Dimension.CONCURRENT_REQUESTS.id()), scope,
+				Dimension.CONCURRENT_REQUESTS, enforced, enforced, provider.dayZone()));
+	}
+
+	/**
+	 * Returns a store key of a provider entry. The hash tag keeps every key of one entry
+	 * in one Redis Cluster slot, so one script may touch them all.
+	 * @param provider the provider entry
+	 * @param scopeKey {@code account} or {@code pool:<model>}
+	 * @param name what the key holds
+	 * @return the key
+	 */
+	static String key(ProviderSpec provider, String scopeKey, String name) {
+		return "llmq:{" + provider.id() + "}:" + scopeKey + ":" + name;
 	}
 
 	/**

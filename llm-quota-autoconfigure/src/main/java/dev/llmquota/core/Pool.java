@@ -24,6 +24,10 @@ public final class Pool {
 
 	private volatile List<BucketSpec> buckets;
 
+	private volatile List<BucketSpec> slots;
+
+	private final String holdKey;
+
 	private final Map<Dimension, ServerLimit> server = new ConcurrentHashMap<>();
 
 	private final EstimateDrift drift = new EstimateDrift();
@@ -42,8 +46,10 @@ public final class Pool {
 		this.settings = settings;
 		ProviderSpec provider = account.provider();
 		this.limits = spec.limits();
-		this.buckets = Buckets.of(provider, BucketSpec.Scope.POOL, "pool:" + spec.model(), spec.limits(),
-				spec.burstWindow(), settings);
+		this.buckets = Buckets.of(provider, BucketSpec.Scope.POOL, scopeKey(), spec.limits(), spec.burstWindow(),
+				settings);
+		this.slots = Buckets.slots(provider, BucketSpec.Scope.POOL, scopeKey(), spec.limits(), settings);
+		this.holdKey = Buckets.key(provider, scopeKey(), "hold");
 		long expected = spec.expectedLatency().toNanos();
 		this.latency = new LatencyEstimate(expected);
 		this.gates = new Gates(spec.limits(), settings, provider.inFlightGate(), expected);
@@ -113,6 +119,23 @@ public final class Pool {
 	 */
 	public boolean learned(Dimension dimension) {
 		return this.limits.asMap().containsKey(dimension) && !this.spec.limits().asMap().containsKey(dimension);
+	}
+
+	/**
+	 * Returns the in-flight slots the pool shares with other processes through a shared
+	 * store.
+	 * @return the slots, empty unless {@code concurrent-requests} is configured
+	 */
+	public List<BucketSpec> slots() {
+		return this.slots;
+	}
+
+	/**
+	 * Returns the store key under which processes sharing a store share this pool's hold.
+	 * @return the key
+	 */
+	public String holdKey() {
+		return this.holdKey;
 	}
 
 	/**
@@ -188,8 +211,14 @@ public final class Pool {
 	 */
 	synchronized void change(Dimension dimension, long limit) {
 		this.limits = this.limits.with(dimension, limit);
-		this.buckets = Buckets.of(this.account.provider(), BucketSpec.Scope.POOL, "pool:" + this.spec.model(),
-				this.limits, this.spec.burstWindow(), this.settings);
+		ProviderSpec provider = this.account.provider();
+		this.buckets = Buckets.of(provider, BucketSpec.Scope.POOL, scopeKey(), this.limits, this.spec.burstWindow(),
+				this.settings);
+		this.slots = Buckets.slots(provider, BucketSpec.Scope.POOL, scopeKey(), this.limits, this.settings);
+	}
+
+	private String scopeKey() {
+		return "pool:" + this.spec.model();
 	}
 
 	/**

@@ -9,6 +9,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
@@ -41,6 +44,9 @@ public final class QuotaEngine implements AutoCloseable {
 
 	private final QuotaEvents events = new Dispatcher();
 
+	/** The one thread that books calls in a shared store, or {@code null}. */
+	private final ExecutorService storeThread;
+
 	/**
 	 * Creates an engine.
 	 * @param config the configuration
@@ -51,6 +57,11 @@ public final class QuotaEngine implements AutoCloseable {
 		this.config = config;
 		this.store = store;
 		this.clock = clock;
+		this.storeThread = store.shared() ? Executors.newSingleThreadExecutor((task) -> {
+			Thread thread = new Thread(task, "llm-quota-store");
+			thread.setDaemon(true);
+			return thread;
+		}) : null;
 		config.providers().values().forEach((spec) -> this.providers.put(spec.id(), new Provider(spec)));
 	}
 
@@ -207,9 +218,10 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param wait the provider's wait
 	 */
 	public void penalize(Pool pool, Dimension dimension, Duration wait) {
-		pool.hold()
-			.penalize((dimension != null) ? dimension : Dimension.REQUESTS_PER_MINUTE,
-					Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
+		Dimension named = (dimension != null) ? dimension : Dimension.REQUESTS_PER_MINUTE;
+		pool.hold().penalize(named, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
+		// other processes sharing the store wait too, instead of each finding out alone
+		this.store.penalize(pool.holdKey(), named, wait.toNanos());
 	}
 
 	/**
@@ -241,6 +253,8 @@ public final class QuotaEngine implements AutoCloseable {
 				this.config.settings().exhaustedProbeInterval().toNanos());
 		Hold hold = wholeAccount ? pool.account().hold() : pool.hold();
 		hold.exhaust(new Hold.Exhaustion(dimension, reason, until, nextProbe, this.clock.nanoTime()));
+		this.store.exhaust(wholeAccount ? pool.account().holdKey() : pool.holdKey(), dimension, reason, until,
+				this.config.settings().exhaustedProbeInterval().toNanos());
 	}
 
 	/**
@@ -251,6 +265,12 @@ public final class QuotaEngine implements AutoCloseable {
 	public void succeeded(QuotaPermit permit) {
 		permit.pool().hold().succeeded(permit.admittedAt());
 		permit.pool().account().hold().succeeded(permit.admittedAt());
+		if (permit.booking().probe()) {
+			// a shared store let this call through a spent quota: it is back, for
+			// everyone
+			this.store.clearExhaustion(permit.pool().holdKey());
+			this.store.clearExhaustion(permit.pool().account().holdKey());
+		}
 	}
 
 	/**
@@ -267,14 +287,18 @@ public final class QuotaEngine implements AutoCloseable {
 		boolean had;
 		if (model == null) {
 			had = entry.account.hold().clearExhaustion();
+			this.store.clearExhaustion(entry.account.holdKey());
 			for (Pool pool : pools()) {
 				if (pool.account() == entry.account) {
 					had |= pool.hold().clearExhaustion();
+					this.store.clearExhaustion(pool.holdKey());
 				}
 			}
 		}
 		else {
-			had = existingPool(entry, provider, model).hold().clearExhaustion();
+			Pool pool = existingPool(entry, provider, model);
+			had = pool.hold().clearExhaustion();
+			this.store.clearExhaustion(pool.holdKey());
 		}
 		entry.account.queue().wake();
 		return had;
@@ -433,6 +457,16 @@ public final class QuotaEngine implements AutoCloseable {
 	public void close() {
 		this.closed = true;
 		this.providers.values().forEach((entry) -> entry.account.queue().close());
+		if (this.storeThread != null) {
+			this.storeThread.shutdown();
+			try {
+				// a booking on its way back is given back before the store closes
+				this.storeThread.awaitTermination(5, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
 	}
 
 	private final class Provider {
@@ -453,7 +487,7 @@ public final class QuotaEngine implements AutoCloseable {
 				.max()
 				.orElse(spec.template().orElse(spec.unlisted()).expectedLatency().toNanos());
 			this.account = new Account(spec, settings, QuotaEngine.this.store, QuotaEngine.this.clock,
-					QuotaEngine.this.events, expected);
+					QuotaEngine.this.events, expected, QuotaEngine.this.storeThread);
 			spec.models().values().forEach((model) -> {
 				Pool pool = new Pool(this.account, model, settings);
 				this.configured.put(model.model(), pool);

@@ -20,7 +20,7 @@ public final class QuotaPermit {
 
 	private final Demand demand;
 
-	private final List<Charge> charges;
+	private final Booking.Booked booking;
 
 	private final List<Waiter.GateUse> gateUses;
 
@@ -38,12 +38,12 @@ public final class QuotaPermit {
 
 	volatile Disposable leaseTimer;
 
-	QuotaPermit(AdmissionQueue queue, Waiter waiter, List<Charge> charges, long[] weights, long admittedAt,
+	QuotaPermit(AdmissionQueue queue, Waiter waiter, Booking.Booked booking, long[] weights, long admittedAt,
 			Instant admittedWall) {
 		this.queue = queue;
 		this.pool = waiter.pool;
 		this.demand = waiter.demand;
-		this.charges = charges;
+		this.booking = booking;
 		this.gateUses = waiter.gateUses;
 		this.weights = weights;
 		this.admittedAt = admittedAt;
@@ -72,7 +72,16 @@ public final class QuotaPermit {
 	 * @return the charges
 	 */
 	public List<Charge> charges() {
-		return this.charges;
+		return this.booking.charges();
+	}
+
+	/**
+	 * Returns the booking the call was admitted on: its charges, and its lease on shared
+	 * slots.
+	 * @return the booking
+	 */
+	Booking.Booked booking() {
+		return this.booking;
 	}
 
 	/**
@@ -155,8 +164,8 @@ public final class QuotaPermit {
 		return this.gateUses;
 	}
 
-	long weight(int index) {
-		return this.weights[index];
+	long[] weights() {
+		return this.weights;
 	}
 
 	/**

@@ -24,6 +24,66 @@ public interface QuotaStore extends AutoCloseable {
 	Booking book(List<Charge> charges, long now, Instant wallNow, long latestStart);
 
 	/**
+	 * Books a call as {@link #book(List, long, Instant, long)} does; a store shared by
+	 * many processes also honours the holds other processes published and leases the
+	 * call's shared in-flight slots. A store of one process ignores slots and holds: the
+	 * process's own gates and holds enforce them.
+	 * @param claim the charges, slots and holds
+	 * @param now the current monotonic time, in nanoseconds
+	 * @param wallNow the current wall time
+	 * @param latestStart the latest acceptable start
+	 * @return the booking
+	 */
+	default Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
+		return book(claim.charges(), now, wallNow, latestStart);
+	}
+
+	/**
+	 * Returns whether many processes share this store. The engine then calls {@code book}
+	 * from one thread of its own, never under a lock, and books calls ahead up to their
+	 * deadline, so each admission takes one round trip.
+	 * @return whether the store is shared
+	 */
+	default boolean shared() {
+		return false;
+	}
+
+	/**
+	 * Gives back the shared in-flight slots of a lease.
+	 * @param lease the lease
+	 */
+	default void release(Booking.Lease lease) {
+	}
+
+	/**
+	 * Publishes a provider rate-limit penalty to every process sharing the store.
+	 * @param hold the hold's key
+	 * @param dimension the dimension the provider named
+	 * @param waitNanos how long from now the penalty lasts
+	 */
+	default void penalize(String hold, Dimension dimension, long waitNanos) {
+	}
+
+	/**
+	 * Publishes a spent administrative quota to every process sharing the store.
+	 * @param hold the hold's key
+	 * @param dimension the dimension concerned, or {@code null}
+	 * @param reason what the provider said
+	 * @param until when the quota comes back, or {@code null} if unknown
+	 * @param probeIntervalNanos how often one call may go through to see whether it is
+	 * back, where the reset is unknown
+	 */
+	default void exhaust(String hold, Dimension dimension, String reason, Instant until, long probeIntervalNanos) {
+	}
+
+	/**
+	 * Ends a published exhaustion (a probe succeeded, or an operator reset it).
+	 * @param hold the hold's key
+	 */
+	default void clearExhaustion(String hold) {
+	}
+
+	/**
 	 * Returns how long from {@code now} until every bucket allows the charges, without
 	 * taking anything.
 	 * @param charges the units per bucket
@@ -52,6 +112,20 @@ public interface QuotaStore extends AutoCloseable {
 	void adjust(BucketSpec bucket, long units, long now, Instant wallNow);
 
 	/**
+	 * Corrects several buckets at once, as
+	 * {@link #adjust(BucketSpec, long, long, Instant)} does for each; a remote store does
+	 * it in one round trip.
+	 * @param corrections the units per bucket, positive to charge, negative to refund
+	 * @param now the current monotonic time
+	 * @param wallNow the current wall time
+	 */
+	default void adjust(List<Charge> corrections, long now, Instant wallNow) {
+		for (Charge correction : corrections) {
+			adjust(correction.bucket(), correction.units(), now, wallNow);
+		}
+	}
+
+	/**
 	 * Lowers a rate bucket's level to at most {@code maxLevel}; never raises it.
 	 * @param bucket the bucket
 	 * @param maxLevel the highest level allowed
@@ -77,11 +151,20 @@ public interface QuotaStore extends AutoCloseable {
 	}
 
 	/**
-	 * Returns whether the store answers (a remote store may be unreachable).
+	 * Returns whether the store serves calls: it answers, or a fallback serves while it
+	 * does not.
 	 * @return whether it is available
 	 */
 	default boolean isAvailable() {
 		return true;
+	}
+
+	/**
+	 * Returns how the store is doing, for health and metrics.
+	 * @return the status
+	 */
+	default StoreStatus status() {
+		return StoreStatus.LOCAL;
 	}
 
 	@Override

@@ -13,7 +13,21 @@ final class Waiter {
 
 	enum State {
 
-		WAITING, ADMITTED, DONE
+		/** In the queue. */
+		WAITING,
+
+		/** In the queue, its booking on the way to a shared store and back. */
+		BOOKING,
+
+		/**
+		 * Booked ahead in a shared store: out of the queue, holding its gates until its
+		 * start time.
+		 */
+		SCHEDULED,
+
+		ADMITTED,
+
+		DONE
 
 	}
 
@@ -65,6 +79,15 @@ final class Waiter {
 	/** When the call's buckets allow it, as last computed. */
 	long readyAt;
 
+	/** A booking ahead in a shared store, while {@code SCHEDULED}. */
+	Booking.Booked booked;
+
+	/** The gate units taken at a booking ahead, while {@code SCHEDULED}. */
+	long[] weights;
+
+	/** Admits a call booked ahead at its start time, while {@code SCHEDULED}. */
+	reactor.core.Disposable startTimer;
+
 	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink) {
 		this.pool = pool;
 		this.demand = demand;
@@ -99,6 +122,18 @@ final class Waiter {
 			this.accountBuckets = shared;
 			this.charges = this.pool.charges(this.demand);
 		}
+	}
+
+	/** Returns what the call asks of a shared store. */
+	Claim claim() {
+		List<BucketSpec> slots = this.pool.slots();
+		List<BucketSpec> shared = this.pool.account().slots();
+		List<BucketSpec> all = slots;
+		if (!shared.isEmpty()) {
+			all = new ArrayList<>(slots);
+			all.addAll(shared);
+		}
+		return new Claim(this.charges, all, List.of(this.pool.holdKey(), this.pool.account().holdKey()));
 	}
 
 	/** Returns the first gate the call does not fit now, or {@code null}. */

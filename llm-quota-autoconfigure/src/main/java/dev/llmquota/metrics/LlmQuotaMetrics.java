@@ -18,6 +18,7 @@ import dev.llmquota.core.ServerLimit;
 import dev.llmquota.core.Usage;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -48,6 +49,10 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 
 	static final String OUTPUT_BILLED = "llm.quota.output.billed";
 
+	static final String STORE_FALLBACK = "llm.quota.store.fallback";
+
+	static final String STORE_FALLBACKS = "llm.quota.store.fallbacks";
+
 	private final QuotaEngine engine;
 
 	private volatile MeterRegistry registry;
@@ -65,6 +70,15 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 	@Override
 	public void bindTo(MeterRegistry registry) {
 		this.registry = registry;
+		String backend = this.engine.store().status().backend();
+		Gauge.builder(STORE_FALLBACK, this.engine, (engine) -> engine.store().status().fallback() ? 1 : 0)
+			.description("1 while the shared store does not answer and calls are served from local books")
+			.tag("backend", backend)
+			.register(registry);
+		FunctionCounter.builder(STORE_FALLBACKS, this.engine, (engine) -> engine.store().status().fallbacks())
+			.description("Times the shared store stopped answering")
+			.tag("backend", backend)
+			.register(registry);
 		this.engine.addListener(this);
 	}
 

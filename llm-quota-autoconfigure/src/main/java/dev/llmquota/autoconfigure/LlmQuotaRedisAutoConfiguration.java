@@ -1,0 +1,63 @@
+package dev.llmquota.autoconfigure;
+
+import dev.llmquota.core.QuotaStore;
+import dev.llmquota.store.RedisQuotaStore;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+
+/**
+ * Auto-configuration of the Redis store ({@code llm.quota.backend=redis}), on the
+ * reactive Redis connection Spring Boot makes from {@code spring.data.redis.*}.
+ */
+@AutoConfiguration(before = LlmQuotaAutoConfiguration.class,
+		after = { DataRedisAutoConfiguration.class, DataRedisReactiveAutoConfiguration.class })
+@ConditionalOnBooleanProperty(name = "llm.quota.enabled", matchIfMissing = true)
+@ConditionalOnProperty(name = "llm.quota.backend", havingValue = "redis")
+@ConditionalOnClass(ReactiveRedisConnectionFactory.class)
+@EnableConfigurationProperties(LlmQuotaProperties.class)
+public final class LlmQuotaRedisAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(QuotaStore.class)
+	RedisQuotaStore llmQuotaStore(ObjectProvider<ReactiveRedisConnectionFactory> connectionFactory,
+			LlmQuotaProperties properties) {
+		ReactiveRedisConnectionFactory factory = connectionFactory.getIfAvailable();
+		if (factory == null) {
+			throw new InvalidQuotaPropertyException("llm.quota.backend", "redis",
+					"no reactive Redis connection is configured",
+					"add spring-boot-starter-data-redis-reactive and set spring.data.redis.host (or url),"
+							+ " or set llm.quota.backend=local.");
+		}
+		return new RedisQuotaStore(factory, settings(properties.getRedis()));
+	}
+
+	/**
+	 * Converts the Redis store's settings.
+	 * @param redis the bound properties
+	 * @return the settings
+	 */
+	private static RedisQuotaStore.Settings settings(LlmQuotaProperties.Redis redis) {
+		String prefix = QuotaConfigFactory.PREFIX + "redis.";
+		double share = redis.getLocalShare();
+		if (!(share > 0 && share <= 1)) {
+			throw new InvalidQuotaPropertyException(prefix + "local-share", share,
+					"the share must be above 0 and at most 1",
+					"set about 1 / the number of replicas, for example 0.25 (the default) for four.");
+		}
+		QuotaConfigFactory.positive(prefix + "lease-time", redis.getLeaseTime(), "for example 30s (the default)");
+		QuotaConfigFactory.positive(prefix + "timeout", redis.getTimeout(), "for example 500ms (the default)");
+		return new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.valueOf(redis.getOnFailure().name()), share,
+				redis.getLeaseTime(), redis.getTimeout());
+	}
+
+}

@@ -1,0 +1,212 @@
+package dev.llmquota.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.BucketState;
+import dev.llmquota.core.Charge;
+import dev.llmquota.core.Claim;
+import dev.llmquota.core.Dimension;
+
+/**
+ * The arguments and replies of {@code quota.lua}, one method per operation. Times cross
+ * in microseconds: Lua's numbers are doubles, exact up to 2^53, and Redis's clock in
+ * nanoseconds would pass that. A reply's times are turned into the caller's nanoseconds
+ * through the Redis time the reply carries, so the two clocks never need to agree.
+ */
+final class QuotaScript {
+
+	private static final long NANOS_PER_MICRO = 1_000;
+
+	/** The script's arguments: its keys and its values. */
+	record Call(List<String> keys, List<String> args) {
+
+	}
+
+	private QuotaScript() {
+	}
+
+	/** The time argument: the caller's, in tests, or empty for Redis's own clock. */
+	static String time(Long callerNanos) {
+		return (callerNanos != null) ? Long.toString(callerNanos / NANOS_PER_MICRO) : "";
+	}
+
+	static Call book(Claim claim, String time, long now, long latestStart, String lease, Duration leaseTime,
+			Instant wallNow) {
+		List<String> keys = new ArrayList<>();
+		List<String> args = new ArrayList<>(List.of("book", time,
+				(latestStart == Long.MAX_VALUE) ? "-1"
+						: Long.toString(Math.max(0, latestStart - now) / NANOS_PER_MICRO),
+				Integer.toString(claim.charges().size()), Integer.toString(claim.slots().size()),
+				Integer.toString(claim.holds().size()), lease, Long.toString(micros(leaseTime))));
+		buckets(claim.charges(), keys, args, wallNow);
+		for (BucketSpec slot : claim.slots()) {
+			keys.add(slot.key());
+			args.add(Long.toString(slot.enforced()));
+		}
+		keys.addAll(claim.holds());
+		return new Call(keys, args);
+	}
+
+	static Booking booking(List<Object> reply, Claim claim, long now, Instant wallNow, String lease) {
+		int status = integer(reply, 0);
+		long redisNow = number(reply, 1);
+		if (status == 0) {
+			long start = now + Math.max(0, number(reply, 2) - redisNow) * NANOS_PER_MICRO;
+			boolean probe = reply.size() > 3 && integer(reply, 3) == 1;
+			return new Booking.Booked(start, List.copyOf(claim.charges()),
+					claim.slots().isEmpty() ? null : new Booking.Lease(lease, List.copyOf(claim.slots())), probe);
+		}
+		int index = integer(reply, 2) - 1;
+		int buckets = claim.charges().size();
+		int slots = claim.slots().size();
+		if (status == 1) {
+			BucketSpec bucket = (index < buckets) ? claim.charges().get(index).bucket()
+					: claim.slots().get(index - buckets);
+			long wait = bucket.daily() ? untilNextDay(bucket, number(reply, 4), wallNow)
+					: number(reply, 3) * NANOS_PER_MICRO;
+			return new Booking.Refused(bucket, wait);
+		}
+		String hold = claim.holds().get(index - buckets - slots);
+		if (status == 2) {
+			return new Booking.Held(hold, Dimension.fromId(string(reply, 4)),
+					(number(reply, 3) - redisNow) * NANOS_PER_MICRO);
+		}
+		String dimension = string(reply, 3);
+		String until = string(reply, 5);
+		return new Booking.Exhausted(hold, dimension.isEmpty() ? null : Dimension.fromId(dimension), string(reply, 4),
+				until.isEmpty() ? null : Instant.ofEpochMilli(Long.parseLong(until)));
+	}
+
+	static Call waitFor(List<Charge> charges, String time, Instant wallNow) {
+		List<String> keys = new ArrayList<>();
+		List<String> args = new ArrayList<>(List.of("wait", time, Integer.toString(charges.size())));
+		buckets(charges, keys, args, wallNow);
+		return new Call(keys, args);
+	}
+
+	static long waitNanos(List<Object> reply, List<Charge> charges, Instant wallNow) {
+		if (integer(reply, 0) == 0) {
+			return number(reply, 2) * NANOS_PER_MICRO;
+		}
+		return untilNextDay(charges.get(integer(reply, 2) - 1).bucket(), number(reply, 4), wallNow);
+	}
+
+	static Call adjust(List<Charge> corrections, String time, Instant wallNow) {
+		List<String> keys = new ArrayList<>();
+		List<String> args = new ArrayList<>(List.of("adjust", time, Integer.toString(corrections.size())));
+		buckets(corrections, keys, args, wallNow);
+		return new Call(keys, args);
+	}
+
+	static Call lower(BucketSpec bucket, long maxLevel, String time) {
+		return new Call(List.of(bucket.key()), List.of("lower", time, Long.toString(bucket.enforced()),
+				Long.toString(bucket.capacity()), Long.toString(maxLevel)));
+	}
+
+	static Call state(BucketSpec bucket, String time, Instant wallNow) {
+		List<String> keys = new ArrayList<>();
+		List<String> args = new ArrayList<>(List.of("state", time, "1"));
+		buckets(List.of(new Charge(bucket, 0)), keys, args, wallNow);
+		return new Call(keys, args);
+	}
+
+	static BucketState state(List<Object> reply, BucketSpec bucket, Instant wallNow) {
+		if (bucket.daily()) {
+			return new BucketState(bucket.enforced() - number(reply, 2), bucket.enforced(),
+					untilNextDay(bucket, number(reply, 3), wallNow));
+		}
+		return new BucketState(number(reply, 2), bucket.capacity(), number(reply, 3) * NANOS_PER_MICRO);
+	}
+
+	static Call release(Booking.Lease lease, String time) {
+		return new Call(lease.slots().stream().map(BucketSpec::key).toList(), List.of("release", time, lease.id()));
+	}
+
+	/**
+	 * Renews leases whose slots all lie in one Redis Cluster slot (one provider entry).
+	 */
+	static Call renew(List<Booking.Lease> leases, Duration leaseTime, String time) {
+		List<String> keys = new ArrayList<>();
+		List<String> args = new ArrayList<>(List.of("renew", time, Long.toString(micros(leaseTime))));
+		for (Booking.Lease lease : leases) {
+			for (BucketSpec slot : lease.slots()) {
+				keys.add(slot.key());
+				args.add(lease.id());
+			}
+		}
+		return new Call(keys, args);
+	}
+
+	static Call penalize(String hold, Dimension dimension, long waitNanos, String time) {
+		return new Call(List.of(hold),
+				List.of("penalize", time, dimension.id(), Long.toString(Math.max(0, waitNanos) / NANOS_PER_MICRO)));
+	}
+
+	static Call exhaust(String hold, Dimension dimension, String reason, Instant until, long probeIntervalNanos,
+			String time) {
+		return new Call(List.of(hold),
+				List.of("exhaust", time, (dimension != null) ? dimension.id() : "", (reason != null) ? reason : "",
+						(until != null) ? Long.toString(until.toEpochMilli()) : "",
+						Long.toString(probeIntervalNanos / NANOS_PER_MICRO)));
+	}
+
+	static Call clear(String hold, String time) {
+		return new Call(List.of(hold), List.of("clear", time));
+	}
+
+	/**
+	 * Returns the Redis Cluster hash tag of a key: every key of one provider entry shares
+	 * it.
+	 */
+	static String hashTag(String key) {
+		int open = key.indexOf('{');
+		int close = key.indexOf('}', open + 1);
+		return (open >= 0 && close > open) ? key.substring(open + 1, close) : key;
+	}
+
+	private static void buckets(List<Charge> charges, List<String> keys, List<String> args, Instant wallNow) {
+		for (Charge charge : charges) {
+			BucketSpec bucket = charge.bucket();
+			keys.add(bucket.key());
+			if (bucket.daily()) {
+				args.addAll(List.of("d", Long.toString(charge.units()), Long.toString(bucket.enforced()),
+						Long.toString(LocalDate.ofInstant(wallNow, bucket.zone()).toEpochDay())));
+			}
+			else {
+				args.addAll(List.of("r", Long.toString(charge.units()), Long.toString(bucket.enforced()),
+						Long.toString(bucket.capacity())));
+			}
+		}
+	}
+
+	/** Nanoseconds from now until the day after the stored one starts, at least 1. */
+	private static long untilNextDay(BucketSpec bucket, long storedDay, Instant wallNow) {
+		Instant next = LocalDate.ofEpochDay(storedDay).plusDays(1).atStartOfDay(bucket.zone()).toInstant();
+		return Math.max(1, Duration.between(wallNow, next).toNanos());
+	}
+
+	private static long micros(Duration duration) {
+		return duration.toNanos() / NANOS_PER_MICRO;
+	}
+
+	private static long number(List<Object> reply, int index) {
+		Object value = reply.get(index);
+		return (value instanceof Number number) ? number.longValue() : Long.parseLong(value.toString());
+	}
+
+	private static int integer(List<Object> reply, int index) {
+		return (int) number(reply, index);
+	}
+
+	private static String string(List<Object> reply, int index) {
+		Object value = reply.get(index);
+		return (value != null) ? value.toString() : "";
+	}
+
+}

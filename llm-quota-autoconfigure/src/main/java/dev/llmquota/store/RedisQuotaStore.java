@@ -1,0 +1,455 @@
+package dev.llmquota.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.BucketState;
+import dev.llmquota.core.Charge;
+import dev.llmquota.core.Claim;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.QuotaStore;
+import dev.llmquota.core.StoreStatus;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The store shared by many replicas: every bucket, in-flight slot and provider hold in
+ * Redis, changed only by {@code quota.lua}, one round trip per operation, on Redis's own
+ * clock. Bookings and reads wait for their answer (the engine calls them from its store
+ * thread, and the endpoint from its own); corrections, releases and holds are sent
+ * without waiting, in order on the one connection.
+ * <p>
+ * While Redis does not answer, the store either serves calls from local books, each
+ * replica taking {@code local-share} of every limit, or refuses them; it looks for Redis
+ * again every second and goes back to the shared books as soon as it answers. Leases on
+ * shared slots are renewed every third of the lease time, so a replica that dies gives
+ * its slots back after at most one lease time; on close a replica releases its leases.
+ */
+public final class RedisQuotaStore implements QuotaStore {
+
+	private static final Log logger = LogFactory.getLog(RedisQuotaStore.class);
+
+	@SuppressWarnings("rawtypes")
+	private static final RedisScript<List> SCRIPT = RedisScript
+		.of(new ClassPathResource("dev/llmquota/store/quota.lua"), List.class);
+
+	private static final Duration LOOK_AGAIN = Duration.ofSeconds(1);
+
+	/** What a replica does while Redis does not answer. */
+	public enum OnFailure {
+
+		/** Serve calls from local books with a share of each limit. */
+		LOCAL,
+
+		/** Refuse calls with {@link dev.llmquota.QuotaStoreUnavailableException}. */
+		REJECT
+
+	}
+
+	/**
+	 * The store's settings.
+	 *
+	 * @param onFailure what to do while Redis does not answer
+	 * @param localShare the share of each limit one replica uses in local fallback, in
+	 * (0, 1]
+	 * @param leaseTime how long a shared slot stays taken without renewal
+	 * @param timeout the longest wait for one answer from Redis
+	 */
+	public record Settings(OnFailure onFailure, double localShare, Duration leaseTime, Duration timeout) {
+
+		public Settings {
+			if (!(localShare > 0 && localShare <= 1)) {
+				throw new IllegalArgumentException("local share must be in (0, 1] but was " + localShare);
+			}
+			if (leaseTime.isNegative() || leaseTime.isZero() || timeout.isNegative() || timeout.isZero()) {
+				throw new IllegalArgumentException("lease time and timeout must be positive");
+			}
+		}
+
+	}
+
+	private final ReactiveStringRedisTemplate redis;
+
+	private final Settings settings;
+
+	/** Tests only: the script runs on the caller's clock instead of Redis's. */
+	private final boolean callerTime;
+
+	private final String replica = UUID.randomUUID().toString();
+
+	private final AtomicLong leaseIds = new AtomicLong();
+
+	/** Leases this replica holds in Redis, renewed until released. */
+	private final Map<String, Booking.Lease> leases = new ConcurrentHashMap<>();
+
+	private final LocalQuotaStore fallback = new LocalQuotaStore();
+
+	/** Slots taken in local fallback, by key. */
+	private final Map<String, AtomicInteger> localSlots = new ConcurrentHashMap<>();
+
+	private final AtomicLong fallbacks = new AtomicLong();
+
+	private volatile Instant downSince;
+
+	private volatile long lastRenewal = System.nanoTime();
+
+	private final Disposable ticker;
+
+	/**
+	 * Creates the store.
+	 * @param connectionFactory Spring Boot's reactive Redis connection
+	 * @param settings the store's settings
+	 */
+	public RedisQuotaStore(ReactiveRedisConnectionFactory connectionFactory, Settings settings) {
+		this(connectionFactory, settings, false);
+	}
+
+	RedisQuotaStore(ReactiveRedisConnectionFactory connectionFactory, Settings settings, boolean callerTime) {
+		this.redis = new ReactiveStringRedisTemplate(connectionFactory);
+		this.settings = settings;
+		this.callerTime = callerTime;
+		loadScript();
+		Duration tick = (settings.leaseTime().dividedBy(3).compareTo(LOOK_AGAIN) < 0)
+				? settings.leaseTime().dividedBy(3) : LOOK_AGAIN;
+		this.ticker = Flux.interval(tick, tick).subscribe((ignored) -> tick());
+	}
+
+	@Override
+	public boolean shared() {
+		return true;
+	}
+
+	@Override
+	public Booking book(List<Charge> charges, long now, Instant wallNow, long latestStart) {
+		return book(new Claim(charges, List.of(), List.of()), now, wallNow, latestStart);
+	}
+
+	@Override
+	public Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
+		if (this.downSince == null) {
+			String lease = this.replica + ":" + this.leaseIds.incrementAndGet();
+			try {
+				Booking booking = QuotaScript.booking(call(QuotaScript.book(claim, time(now), now, latestStart, lease,
+						this.settings.leaseTime(), wallNow)), claim, now, wallNow, lease);
+				if (booking instanceof Booking.Booked booked && booked.lease() != null) {
+					this.leases.put(lease, booked.lease());
+				}
+				return booking;
+			}
+			catch (RedisDown ex) {
+				// fall through to the fallback
+			}
+		}
+		if (this.settings.onFailure() == OnFailure.REJECT) {
+			return new Booking.Unavailable("Redis does not answer");
+		}
+		return bookLocally(claim, now, wallNow, latestStart);
+	}
+
+	@Override
+	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
+		if (this.downSince == null) {
+			try {
+				return QuotaScript.waitNanos(call(QuotaScript.waitFor(charges, time(now), wallNow)), charges, wallNow);
+			}
+			catch (RedisDown ex) {
+				// fall through to the fallback
+			}
+		}
+		return this.fallback.nanosUntilAvailable(scaled(charges), now, wallNow);
+	}
+
+	@Override
+	public void cancel(Booking.Booked booking, long now, Instant wallNow) {
+		List<Charge> refunds = new ArrayList<>();
+		for (Charge charge : booking.charges()) {
+			refunds.add(new Charge(charge.bucket(), -charge.units()));
+		}
+		adjust(refunds, now, wallNow);
+	}
+
+	@Override
+	public void adjust(BucketSpec bucket, long units, long now, Instant wallNow) {
+		adjust(List.of(new Charge(bucket, units)), now, wallNow);
+	}
+
+	@Override
+	public void adjust(List<Charge> corrections, long now, Instant wallNow) {
+		if (this.downSince == null) {
+			send(QuotaScript.adjust(corrections, time(now), wallNow));
+		}
+		else {
+			this.fallback.adjust(scaled(corrections), now, wallNow);
+		}
+	}
+
+	@Override
+	public void lowerTo(BucketSpec bucket, long maxLevel, long now) {
+		if (this.downSince == null) {
+			send(QuotaScript.lower(bucket, maxLevel, time(now)));
+		}
+		else {
+			this.fallback.lowerTo(scaled(bucket), (long) Math.floor(maxLevel * this.settings.localShare()), now);
+		}
+	}
+
+	@Override
+	public BucketState state(BucketSpec bucket, long now, Instant wallNow) {
+		if (this.downSince == null) {
+			try {
+				return QuotaScript.state(call(QuotaScript.state(bucket, time(now), wallNow)), bucket, wallNow);
+			}
+			catch (RedisDown ex) {
+				// fall through to the fallback
+			}
+		}
+		return this.fallback.state(scaled(bucket), now, wallNow);
+	}
+
+	@Override
+	public void release(Booking.Lease lease) {
+		if (lease.id().startsWith("local:")) {
+			lease.slots().forEach((slot) -> this.localSlots.get(slot.key()).decrementAndGet());
+			return;
+		}
+		this.leases.remove(lease.id());
+		if (this.downSince == null) {
+			send(QuotaScript.release(lease, time(null)));
+		}
+	}
+
+	@Override
+	public void penalize(String hold, Dimension dimension, long waitNanos) {
+		if (this.downSince == null) {
+			send(QuotaScript.penalize(hold, dimension, waitNanos, time(null)));
+		}
+	}
+
+	@Override
+	public void exhaust(String hold, Dimension dimension, String reason, Instant until, long probeIntervalNanos) {
+		if (this.downSince == null) {
+			send(QuotaScript.exhaust(hold, dimension, reason, until, probeIntervalNanos, time(null)));
+		}
+	}
+
+	@Override
+	public void clearExhaustion(String hold) {
+		if (this.downSince == null) {
+			send(QuotaScript.clear(hold, time(null)));
+		}
+	}
+
+	@Override
+	public boolean isAvailable() {
+		return this.downSince == null || this.settings.onFailure() == OnFailure.LOCAL;
+	}
+
+	@Override
+	public StoreStatus status() {
+		Instant since = this.downSince;
+		return new StoreStatus("redis", since == null, since != null && this.settings.onFailure() == OnFailure.LOCAL,
+				this.fallbacks.get(), since);
+	}
+
+	/**
+	 * Releases this replica's leases, so its slots are free at once rather than after the
+	 * lease time.
+	 */
+	@Override
+	public void close() {
+		this.ticker.dispose();
+		List<Booking.Lease> held = new ArrayList<>(this.leases.values());
+		this.leases.clear();
+		if (this.downSince == null) {
+			for (Booking.Lease lease : held) {
+				try {
+					call(QuotaScript.release(lease, time(null)));
+				}
+				catch (RedisDown ex) {
+					// they expire after the lease time
+					return;
+				}
+			}
+		}
+	}
+
+	/** Renews leases that are due, or, while Redis is down, looks whether it is back. */
+	private void tick() {
+		if (this.downSince != null) {
+			this.redis.getConnectionFactory()
+				.getReactiveConnection()
+				.ping()
+				.timeout(this.settings.timeout())
+				.subscribe((pong) -> recovered(), (error) -> {
+				});
+			return;
+		}
+		long now = System.nanoTime();
+		if (now - this.lastRenewal < this.settings.leaseTime().toNanos() / 3 || this.leases.isEmpty()) {
+			return;
+		}
+		this.lastRenewal = now;
+		// One script per provider entry: a script may touch keys of one Cluster slot
+		// only.
+		Map<String, List<Booking.Lease>> byEntry = this.leases.values()
+			.stream()
+			.collect(Collectors.groupingBy((lease) -> QuotaScript.hashTag(lease.slots().get(0).key())));
+		byEntry.values().forEach((leases) -> send(QuotaScript.renew(leases, this.settings.leaseTime(), time(null))));
+	}
+
+	private Booking bookLocally(Claim claim, long now, Instant wallNow, long latestStart) {
+		for (BucketSpec slot : claim.slots()) {
+			AtomicInteger taken = this.localSlots.computeIfAbsent(slot.key(), (key) -> new AtomicInteger());
+			if (taken.get() >= shareOf(slot.enforced())) {
+				return new Booking.Refused(slot, this.settings.leaseTime().toNanos());
+			}
+		}
+		Booking booking = this.fallback.book(scaled(claim.charges()), now, wallNow, latestStart);
+		if (!(booking instanceof Booking.Booked booked)) {
+			return booking;
+		}
+		claim.slots().forEach((slot) -> this.localSlots.get(slot.key()).incrementAndGet());
+		Booking.Lease lease = claim.slots().isEmpty() ? null
+				: new Booking.Lease("local:" + this.leaseIds.incrementAndGet(), List.copyOf(claim.slots()));
+		// the caller keeps the real buckets: corrections after Redis is back go there
+		return new Booking.Booked(booked.start(), List.copyOf(claim.charges()), lease, false);
+	}
+
+	private List<Object> call(QuotaScript.Call call) {
+		try {
+			return execute(call).get(this.settings.timeout().toNanos() * 2, TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new RedisDown();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			failed((ex.getCause() != null) ? ex.getCause() : ex);
+			throw new RedisDown();
+		}
+	}
+
+	private void send(QuotaScript.Call call) {
+		execute(call).exceptionally((error) -> {
+			failed(error);
+			return null;
+		});
+	}
+
+	/** Runs the script; its reply is one list (the multi-bulk reply of EVALSHA). */
+	@SuppressWarnings("unchecked")
+	private CompletableFuture<List<Object>> execute(QuotaScript.Call call) {
+		return this.redis.execute(SCRIPT, call.keys(), call.args())
+			.next()
+			.map((reply) -> (List<Object>) reply)
+			.timeout(this.settings.timeout())
+			.toFuture();
+	}
+
+	private void loadScript() {
+		try {
+			this.redis.getConnectionFactory()
+				.getReactiveConnection()
+				.scriptingCommands()
+				.scriptLoad(java.nio.ByteBuffer
+					.wrap(SCRIPT.getScriptAsString().getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+				.timeout(this.settings.timeout())
+				.onErrorResume((error) -> {
+					failed(error);
+					return Mono.empty();
+				})
+				.toFuture()
+				.get();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException ex) {
+			failed(ex.getCause());
+		}
+	}
+
+	private void failed(Throwable error) {
+		if (this.downSince != null) {
+			return;
+		}
+		synchronized (this) {
+			if (this.downSince != null) {
+				return;
+			}
+			this.downSince = Instant.now();
+			this.fallbacks.incrementAndGet();
+		}
+		if (this.settings.onFailure() == OnFailure.LOCAL) {
+			logger.warn("Redis does not answer (" + error + "); llm-quota goes on with local books, this replica"
+					+ " taking llm.quota.redis.local-share=" + this.settings.localShare()
+					+ " of each limit, until Redis answers again");
+		}
+		else {
+			logger.error("Redis does not answer (" + error + "); llm-quota refuses calls"
+					+ " (llm.quota.redis.on-failure=reject) until Redis answers again");
+		}
+	}
+
+	private void recovered() {
+		if (this.downSince == null) {
+			return;
+		}
+		loadScript();
+		this.downSince = null;
+		logger.info("Redis answers again; llm-quota is back on the shared books");
+	}
+
+	private String time(Long callerNanos) {
+		return QuotaScript.time(this.callerTime ? callerNanos : null);
+	}
+
+	private long shareOf(long enforced) {
+		return Math.max(1, (long) Math.floor(enforced * this.settings.localShare()));
+	}
+
+	private List<Charge> scaled(List<Charge> charges) {
+		List<Charge> scaled = new ArrayList<>(charges.size());
+		for (Charge charge : charges) {
+			scaled.add(new Charge(scaled(charge.bucket()), charge.units()));
+		}
+		return scaled;
+	}
+
+	private BucketSpec scaled(BucketSpec bucket) {
+		return new BucketSpec(bucket.key(), bucket.scope(), bucket.dimension(), shareOf(bucket.enforced()),
+				shareOf(bucket.capacity()), bucket.zone());
+	}
+
+	/** Redis did not answer in time; the caller falls back. */
+	private static final class RedisDown extends RuntimeException {
+
+		RedisDown() {
+			super(null, null, false, false);
+		}
+
+	}
+
+}

@@ -1,0 +1,447 @@
+-- llm-quota's books in Redis: every operation on one provider entry's buckets, slots and
+-- holds, atomically. All keys of a call share the entry's hash tag, so they live in one
+-- Redis Cluster slot. Loaded once and run with EVALSHA.
+--
+-- ARGV[1] is the operation, ARGV[2] the time in microseconds, or '' for Redis's own clock
+-- (TIME). Only tests pass a time. Every number goes to Redis through fmt(): Lua's
+-- tostring would write large integers in exponent form and lose digits.
+--
+-- Rate buckets are hashes {l = level, t = time, r = remainder}, refilled continuously at
+-- `rate` units per minute up to `cap`, exactly as dev.llmquota.core.RateBucket does it in
+-- process, in microseconds instead of nanoseconds: integer arithmetic with the fractional
+-- remainder carried (in units of 1 / MINUTE), so nothing is lost or invented. The level may
+-- go below zero (debt); the time may lie ahead of now when a call was booked ahead. A
+-- missing key is a full bucket: each write sets a TTL of the time until the bucket is full
+-- again, so idle keys disappear.
+--
+-- Daily counters are hashes {d = day, u = used}. The caller names today's day number in
+-- its zone (Lua has no time zones); a day number lower than the stored one (a wall clock
+-- that jumped back) never resets the counter.
+--
+-- Slots are sorted sets of leases (member = lease id, score = expiry): in-flight calls
+-- counted across replicas. A replica that dies stops renewing; its leases expire.
+--
+-- Holds are hashes: `p:<dimension>` = end of a rate-limit penalty; `xd`, `xr`, `xu`, `xs`,
+-- `xp`, `xi` = an exhausted quota's dimension, reason, reset (epoch ms, '' if unknown),
+-- start, next probe time and probe interval.
+
+local MINUTE = 60000000
+
+local op = ARGV[2] == '' and nil or tonumber(ARGV[2])
+local now
+if op then
+  now = op
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+op = ARGV[1]
+
+local function fmt(n)
+  return string.format('%.0f', n)
+end
+
+-- floor(a / b) and ceil(a / b) for non-negative integers held in doubles, corrected
+-- for the rounding of the division.
+local function div_floor(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
+  end
+  return q
+end
+
+local function div_ceil(a, b)
+  local q = div_floor(a, b)
+  if q * b < a then
+    q = q + 1
+  end
+  return q
+end
+
+-- Rate buckets -------------------------------------------------------------------------
+
+local function load_rate(key, rate, cap)
+  local v = redis.call('HMGET', key, 'l', 't', 'r')
+  local b = { key = key, rate = rate, cap = cap }
+  if v[1] then
+    b.l = math.min(tonumber(v[1]), cap)
+    b.t = tonumber(v[2])
+    b.r = tonumber(v[3])
+  else
+    b.l = cap
+    b.t = now
+    b.r = 0
+  end
+  return b
+end
+
+local function refill(b, at)
+  if at <= b.t then
+    -- time that did not advance, or a booking ahead of now, adds nothing
+    return
+  end
+  local elapsed = at - b.t
+  b.t = at
+  if b.l >= b.cap then
+    b.r = 0
+    return
+  end
+  local missing = b.cap - b.l
+  if elapsed >= div_ceil(missing * MINUTE - b.r, b.rate) then
+    b.l = b.cap
+    b.r = 0
+    return
+  end
+  local total = elapsed * b.rate + b.r
+  local added = div_floor(total, MINUTE)
+  b.l = b.l + added
+  b.r = total - added * MINUTE
+end
+
+-- microseconds from now until the bucket can take `units` (a call larger than the
+-- capacity waits for a full bucket)
+local function rate_wait(b, units)
+  refill(b, now)
+  local need = math.min(units, b.cap)
+  local base = math.max(0, b.t - now)
+  if b.l >= need then
+    return base
+  end
+  return base + div_ceil((need - b.l) * MINUTE - b.r, b.rate)
+end
+
+local function until_full(b)
+  local base = math.max(0, b.t - now)
+  if b.l >= b.cap then
+    return base
+  end
+  return base + div_ceil((b.cap - b.l) * MINUTE - b.r, b.rate)
+end
+
+local function take(b, units, at)
+  refill(b, at)
+  b.l = b.l - units
+end
+
+local function give(b, units)
+  refill(b, now)
+  b.l = b.l + units
+  if b.l >= b.cap then
+    b.l = b.cap
+    b.r = 0
+  end
+end
+
+local function save_rate(b)
+  redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r))
+  redis.call('PEXPIRE', b.key, fmt(div_ceil(until_full(b), 1000) + 1000))
+end
+
+-- Daily counters -----------------------------------------------------------------------
+
+local DAY_TTL = 2 * 86400 * 1000
+
+local function load_day(key, today)
+  local v = redis.call('HMGET', key, 'd', 'u')
+  local c = { key = key, d = today, u = 0 }
+  if v[1] then
+    c.d = tonumber(v[1])
+    c.u = tonumber(v[2])
+    if today > c.d then
+      c.d = today
+      c.u = 0
+    end
+  end
+  return c
+end
+
+local function day_fits(c, units, limit)
+  if units > limit then
+    return c.u == 0
+  end
+  return c.u + units <= limit
+end
+
+local function save_day(c)
+  redis.call('HSET', c.key, 'd', fmt(c.d), 'u', fmt(c.u))
+  redis.call('PEXPIRE', c.key, DAY_TTL)
+end
+
+-- A bucket argument is four values: kind ('r' or 'd'), units, and for a rate bucket its
+-- rate and capacity, for a daily counter its limit and today's day number.
+local function bucket_args(base, i)
+  local at = base + (i - 1) * 4
+  return ARGV[at], tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
+end
+
+local function load(key, kind, a, b)
+  if kind == 'r' then
+    return load_rate(key, a, b)
+  end
+  return load_day(key, b)
+end
+
+local function save(kind, s)
+  if kind == 'r' then
+    save_rate(s)
+  else
+    save_day(s)
+  end
+end
+
+local function adjust(kind, s, units)
+  if kind == 'd' then
+    s.u = math.max(0, s.u + units)
+  elseif units >= 0 then
+    take(s, units, now)
+  else
+    give(s, -units)
+  end
+end
+
+-- Holds --------------------------------------------------------------------------------
+
+local HOLD_TTL = 7 * 86400 * 1000
+
+-- returns the latest penalty end and its dimension, and the exhaustion fields, clearing
+-- an exhaustion whose reset has passed
+local function read_hold(key)
+  local v = redis.call('HGETALL', key)
+  local h = { penalty = 0, dimension = '' }
+  for i = 1, #v, 2 do
+    local field, value = v[i], v[i + 1]
+    if string.sub(field, 1, 2) == 'p:' then
+      local ends = tonumber(value)
+      if ends > now and ends > h.penalty then
+        h.penalty = ends
+        h.dimension = string.sub(field, 3)
+      end
+    else
+      h[field] = value
+    end
+  end
+  if h.xr and h.xu ~= '' and now >= tonumber(h.xu) * 1000 then
+    redis.call('HDEL', key, 'xd', 'xr', 'xu', 'xs', 'xp', 'xi')
+    h.xr = nil
+  end
+  return h
+end
+
+-- a hold outlives any penalty; an exhaustion nobody clears is forgotten after a week
+local function touch_hold(key)
+  redis.call('PEXPIRE', key, HOLD_TTL)
+end
+
+-- Operations ---------------------------------------------------------------------------
+
+-- book: ARGV[3] latest start in microseconds from now (-1: any), ARGV[4] buckets,
+-- ARGV[5] slots, ARGV[6] holds, ARGV[7] lease id, ARGV[8] lease time, then per bucket
+-- four values, then per slot its limit. KEYS: buckets, slots, holds, in that order.
+-- Replies {0, now, start} booked; {1, now, index, wait, day} refused by the key at index
+-- (day: a daily counter's stored day, else -1); {2, now, index, penalty end, dimension}
+-- held by a penalty; {3, now, index, dimension, reason, reset, since} exhausted; a
+-- booking that is a probe replies {0, now, start, 1}.
+local function book()
+  local latest = tonumber(ARGV[3])
+  local nb, ns, nh = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+  local lease, lease_time = ARGV[7], tonumber(ARGV[8])
+  local slot_base = 9 + nb * 4
+  local probe = 0
+  local start = now
+  for i = 1, nh do
+    local key = KEYS[nb + ns + i]
+    local h = read_hold(key)
+    if h.xr then
+      if h.xu == '' and now >= tonumber(h.xp) and probe == 0 then
+        -- one call through now and then, to see whether the quota is back
+        redis.call('HSET', key, 'xp', fmt(now + tonumber(h.xi)))
+        probe = 1
+      elseif probe == 0 or h.xu ~= '' then
+        return { 3, now, nb + ns + i, h.xd, h.xr, h.xu, h.xs }
+      end
+    end
+    if h.penalty > start then
+      start = h.penalty
+      if latest >= 0 and start - now > latest then
+        return { 2, now, nb + ns + i, h.penalty, h.dimension }
+      end
+    end
+  end
+  local states, waits = {}, {}
+  local binding, longest = 0, -1
+  for i = 1, nb do
+    local kind, units, a, b = bucket_args(9, i)
+    local s = load(KEYS[i], kind, a, b)
+    states[i] = s
+    local wait
+    if kind == 'd' then
+      if not day_fits(s, units, a) then
+        -- a daily counter is not booked ahead into the next day
+        return { 1, now, i, -1, s.d }
+      end
+      wait = 0
+    else
+      wait = rate_wait(s, units)
+    end
+    waits[i] = wait
+    if wait > longest then
+      longest = wait
+      binding = i
+    end
+  end
+  if longest > 0 and latest >= 0 and longest > latest then
+    return { 1, now, binding, longest, -1 }
+  end
+  if now + longest > start then
+    start = now + longest
+  end
+  local expiry = now + lease_time
+  for i = 1, ns do
+    local key = KEYS[nb + i]
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now))
+    if redis.call('ZCARD', key) >= tonumber(ARGV[slot_base + i - 1]) then
+      local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      return { 1, now, nb + i, tonumber(first[2]) - now, -1 }
+    end
+  end
+  for i = 1, ns do
+    local key = KEYS[nb + i]
+    redis.call('ZADD', key, fmt(expiry), lease)
+    redis.call('PEXPIRE', key, fmt(div_ceil(lease_time, 1000) + 1000))
+  end
+  for i = 1, nb do
+    local kind, units = bucket_args(9, i)
+    local s = states[i]
+    if kind == 'd' then
+      s.u = s.u + units
+    else
+      -- each bucket is charged when it allows the call, not at the call's start: a
+      -- bucket with room now is not held back by a slower one
+      take(s, units, now + waits[i])
+    end
+    save(kind, s)
+  end
+  if probe == 1 then
+    return { 0, now, start, 1 }
+  end
+  return { 0, now, start }
+end
+
+-- wait: ARGV[3] buckets, then per bucket four values. Replies {0, now, wait} or {1, now,
+-- index, -1, day} for a spent daily counter. Takes nothing.
+local function wait()
+  local longest = 0
+  for i = 1, tonumber(ARGV[3]) do
+    local kind, units, a, b = bucket_args(4, i)
+    local s = load(KEYS[i], kind, a, b)
+    if kind == 'd' then
+      if not day_fits(s, units, a) then
+        return { 1, now, i, -1, s.d }
+      end
+    else
+      longest = math.max(longest, rate_wait(s, units))
+    end
+  end
+  return { 0, now, longest }
+end
+
+-- adjust: ARGV[3] buckets, then per bucket four values whose units are the correction:
+-- positive charges (into debt if need be), negative refunds (never beyond capacity).
+local function adjust_all()
+  for i = 1, tonumber(ARGV[3]) do
+    local kind, units, a, b = bucket_args(4, i)
+    local s = load(KEYS[i], kind, a, b)
+    adjust(kind, s, units)
+    save(kind, s)
+  end
+  return { 0, now }
+end
+
+-- lower: ARGV[3] rate, ARGV[4] capacity, ARGV[5] highest level allowed; never raises.
+local function lower()
+  local b = load_rate(KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[4]))
+  local max = tonumber(ARGV[5])
+  refill(b, now)
+  if max < b.l or (max == b.l and b.r > 0) then
+    b.l = max
+    b.r = 0
+  end
+  save_rate(b)
+  return { 0, now }
+end
+
+-- state: ARGV[3] buckets, then per bucket four values (units ignored). Replies, per
+-- bucket, the level and microseconds until full, or the units used and the stored day.
+local function state()
+  local reply = { 0, now }
+  for i = 1, tonumber(ARGV[3]) do
+    local kind, _, a, b = bucket_args(4, i)
+    local s = load(KEYS[i], kind, a, b)
+    if kind == 'd' then
+      table.insert(reply, s.u)
+      table.insert(reply, s.d)
+    else
+      refill(s, now)
+      table.insert(reply, s.l)
+      table.insert(reply, until_full(s))
+    end
+  end
+  return reply
+end
+
+-- release: ARGV[3] lease id; KEYS: the slots it holds.
+local function release()
+  for i = 1, #KEYS do
+    redis.call('ZREM', KEYS[i], ARGV[3])
+  end
+  return { 0, now }
+end
+
+-- renew: ARGV[3] lease time, then one lease id per key; an expired lease is not revived.
+local function renew()
+  local expiry = fmt(now + tonumber(ARGV[3]))
+  local renewed = 0
+  for i = 1, #KEYS do
+    -- an expired lease may already be counted free by others: it stays gone
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', fmt(now))
+    renewed = renewed + redis.call('ZADD', KEYS[i], 'XX', 'CH', expiry, ARGV[3 + i])
+    redis.call('PEXPIRE', KEYS[i], fmt(div_ceil(tonumber(ARGV[3]), 1000) + 1000))
+  end
+  return { 0, now, renewed }
+end
+
+-- penalize: ARGV[3] dimension, ARGV[4] wait in microseconds; keeps the later end.
+local function penalize()
+  local field = 'p:' .. ARGV[3]
+  local ends = now + tonumber(ARGV[4])
+  local old = redis.call('HGET', KEYS[1], field)
+  if not old or tonumber(old) < ends then
+    redis.call('HSET', KEYS[1], field, fmt(ends))
+  end
+  touch_hold(KEYS[1])
+  return { 0, now }
+end
+
+-- exhaust: ARGV[3] dimension ('' if none), ARGV[4] reason, ARGV[5] reset in epoch ms
+-- ('' if unknown), ARGV[6] probe interval in microseconds.
+local function exhaust()
+  redis.call('HSET', KEYS[1], 'xd', ARGV[3], 'xr', ARGV[4], 'xu', ARGV[5], 'xs', fmt(now), 'xp',
+    fmt(now + tonumber(ARGV[6])), 'xi', ARGV[6])
+  touch_hold(KEYS[1])
+  return { 0, now }
+end
+
+-- clear: ends an exhaustion (a probe succeeded, or an operator reset it).
+local function clear()
+  local had = redis.call('HDEL', KEYS[1], 'xd', 'xr', 'xu', 'xs', 'xp', 'xi')
+  return { 0, now, had }
+end
+
+local ops = {
+  book = book, wait = wait, adjust = adjust_all, lower = lower, state = state,
+  release = release, renew = renew, penalize = penalize, exhaust = exhaust, clear = clear
+}
+return ops[op]()

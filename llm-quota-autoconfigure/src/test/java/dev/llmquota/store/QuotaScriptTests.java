@@ -1,0 +1,231 @@
+package dev.llmquota.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.List;
+
+import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Charge;
+import dev.llmquota.core.Claim;
+import dev.llmquota.core.Dimension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code quota.lua} run directly on a real Redis server, on a clock the test sets (the
+ * script's time argument), for what the store contract does not reach: shared slots and
+ * their leases, provider holds, key expiry and times as large as the real epoch.
+ */
+class QuotaScriptTests {
+
+	private static final long SECOND = 1_000_000L;
+
+	private static final ZoneId UTC = ZoneId.of("UTC");
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private static ReactiveStringRedisTemplate redis;
+
+	@SuppressWarnings("rawtypes")
+	private static final RedisScript<List> SCRIPT = RedisScript
+		.of(new ClassPathResource("dev/llmquota/store/quota.lua"), List.class);
+
+	private final String prefix = "llmq:{script-" + System.nanoTime() + "}:";
+
+	/** Now, in microseconds of the real epoch, so numbers are as large as Redis's. */
+	private long now = Instant.parse("2026-11-30T12:00:00Z").toEpochMilli() * 1000;
+
+	private final Instant wall = Instant.parse("2026-11-30T12:00:00Z");
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = EmbeddedRedis.shared().connectionFactory();
+		redis = new ReactiveStringRedisTemplate(connectionFactory);
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	@Test
+	void refillKeepsTheFractionalRemainderOfARateThatDoesNotDivideTheMinute() {
+		BucketSpec bucket = rate("odd", 7, 7);
+		book(claim(new Charge(bucket, 7)), -1);
+		// 7 per minute: one unit every 8.571... s; three units after 25.714... s, not
+		// before
+		this.now += 25_714_285;
+		assertThat(level(bucket)).isEqualTo(2);
+		this.now += 1;
+		assertThat(level(bucket)).isEqualTo(3);
+	}
+
+	@Test
+	void booksAheadOnEveryBucketOfAConjunctionAtTheLatestTimeAnyAllows() {
+		BucketSpec requests = rate("requests", 60, 10);
+		BucketSpec tokens = rate("tokens", 600, 100);
+		book(claim(new Charge(tokens, 100)), -1);
+		Booking booking = book(claim(new Charge(requests, 1), new Charge(tokens, 50)), -1);
+		assertThat(booking).isInstanceOf(Booking.Booked.class);
+		assertThat(((Booking.Booked) booking).start()).isEqualTo(5 * SECOND * 1000);
+		assertThat(level(requests)).as("charged now: it had room").isEqualTo(9);
+	}
+
+	@Test
+	void aSlotIsLeasedPerCallAndRefusedWhenAllAreTakenUntilTheEarliestLeaseExpires() {
+		BucketSpec slot = slot("concurrent", 2);
+		assertThat(book(claim(List.of(slot)), -1, "a", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+		this.now += 5 * SECOND;
+		assertThat(book(claim(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+		Booking refused = book(claim(List.of(slot)), -1, "c", 30 * SECOND);
+		assertThat(refused).isEqualTo(new Booking.Refused(slot, 25 * SECOND * 1000));
+	}
+
+	@Test
+	void aReleasedSlotIsFreeAtOnce() {
+		BucketSpec slot = slot("concurrent", 1);
+		book(claim(List.of(slot)), -1, "a", 30 * SECOND);
+		run(QuotaScript.release(new Booking.Lease("a", List.of(slot)), time()));
+		assertThat(book(claim(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+	}
+
+	@Test
+	void aLeaseNobodyRenewsExpiresAndItsSlotReturns() {
+		BucketSpec slot = slot("concurrent", 1);
+		book(claim(List.of(slot)), -1, "dead-replica", 30 * SECOND);
+		this.now += 30 * SECOND - 1;
+		assertThat(book(claim(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Refused.class);
+		this.now += 1;
+		assertThat(book(claim(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+	}
+
+	@Test
+	void renewingALeaseKeepsItsSlotButNeverRevivesAnExpiredOne() {
+		BucketSpec slot = slot("concurrent", 2);
+		Booking.Lease live = new Booking.Lease("live", List.of(slot));
+		Booking.Lease lost = new Booking.Lease("lost", List.of(slot));
+		book(claim(List.of(slot)), -1, "live", 30 * SECOND);
+		book(claim(List.of(slot)), -1, "lost", 10 * SECOND);
+		this.now += 20 * SECOND;
+		List<Object> renewed = run(QuotaScript.renew(List.of(live, lost), Duration.ofSeconds(30), time()));
+		assertThat(renewed.get(2)).as("leases renewed").isEqualTo(1L);
+		this.now += 29 * SECOND;
+		assertThat(book(claim(List.of(slot)), -1, "c", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+		assertThat(book(claim(List.of(slot)), -1, "d", 30 * SECOND)).as("the renewed lease still holds its slot")
+			.isInstanceOf(Booking.Refused.class);
+	}
+
+	@Test
+	void aPenaltyHeardByOneReplicaHoldsEveryBookingUntilItEnds() {
+		BucketSpec bucket = rate("tokens", 600, 100);
+		String hold = this.prefix + "pool:m:hold";
+		run(QuotaScript.penalize(hold, Dimension.TOKENS_PER_MINUTE, 8 * SECOND * 1000, time()));
+		Claim claim = new Claim(List.of(new Charge(bucket, 10)), List.of(), List.of(hold));
+		assertThat(book(claim, 0)).isEqualTo(new Booking.Held(hold, Dimension.TOKENS_PER_MINUTE, 8 * SECOND * 1000));
+		assertThat(level(bucket)).as("nothing taken").isEqualTo(100);
+		Booking ahead = book(claim, 10 * SECOND);
+		assertThat(((Booking.Booked) ahead).start()).as("booked for the end of the penalty")
+			.isEqualTo(8 * SECOND * 1000);
+	}
+
+	@Test
+	void anExhaustedQuotaRefusesEveryReplicaAndLetsOneProbeThroughPerInterval() {
+		BucketSpec bucket = rate("requests", 60, 10);
+		String hold = this.prefix + "account:hold";
+		run(QuotaScript.exhaust(hold, null, "insufficient_quota", null, 60 * SECOND * 1000, time()));
+		Claim claim = new Claim(List.of(new Charge(bucket, 1)), List.of(), List.of(hold));
+		assertThat(book(claim, -1)).isEqualTo(new Booking.Exhausted(hold, null, "insufficient_quota", null));
+		this.now += 60 * SECOND;
+		Booking probe = book(claim, -1);
+		assertThat(((Booking.Booked) probe).probe()).isTrue();
+		assertThat(book(claim, -1)).as("one probe per interval").isInstanceOf(Booking.Exhausted.class);
+		run(QuotaScript.clear(hold, time()));
+		assertThat(((Booking.Booked) book(claim, -1)).probe()).isFalse();
+	}
+
+	@Test
+	void anExhaustionWithAKnownResetEndsThen() {
+		BucketSpec bucket = rate("requests", 60, 10);
+		String hold = this.prefix + "pool:m:hold";
+		Instant reset = this.wall.plusSeconds(3600);
+		run(QuotaScript.exhaust(hold, Dimension.TOKENS_PER_DAY, "daily tokens", reset, 60 * SECOND * 1000, time()));
+		Claim claim = new Claim(List.of(new Charge(bucket, 1)), List.of(), List.of(hold));
+		assertThat(book(claim, -1))
+			.isEqualTo(new Booking.Exhausted(hold, Dimension.TOKENS_PER_DAY, "daily tokens", reset));
+		this.now += 3600 * SECOND;
+		assertThat(book(claim, -1)).isInstanceOf(Booking.Booked.class);
+	}
+
+	@Test
+	void anIdleBucketsKeyExpiresWhenItWouldBeFullAgain() {
+		BucketSpec bucket = rate("tokens", 600, 100);
+		book(claim(new Charge(bucket, 50)), -1);
+		// 50 units at 10 per second: full after 5 s; the key lives one second more
+		Long ttl = redis.getExpire(bucket.key()).block().toMillis();
+		assertThat(ttl).isBetween(5_000L, 6_000L);
+	}
+
+	@Test
+	void aDailyCounterRefusalNamesTheStoredDay() {
+		BucketSpec day = new BucketSpec(this.prefix + "account:requests-per-day", BucketSpec.Scope.ACCOUNT,
+				Dimension.REQUESTS_PER_DAY, 1, 1, UTC);
+		book(claim(new Charge(day, 1)), -1);
+		Booking refused = book(claim(new Charge(day, 1)), -1);
+		assertThat(refused).isEqualTo(new Booking.Refused(day, Duration.ofHours(12).toNanos()));
+	}
+
+	private BucketSpec rate(String name, long perMinute, long capacity) {
+		return new BucketSpec(this.prefix + "pool:m:" + name, BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE,
+				perMinute, capacity, UTC);
+	}
+
+	private BucketSpec slot(String name, long limit) {
+		return new BucketSpec(this.prefix + "account:" + name, BucketSpec.Scope.ACCOUNT, Dimension.CONCURRENT_REQUESTS,
+				limit, limit, UTC);
+	}
+
+	private static Claim claim(Charge... charges) {
+		return new Claim(List.of(charges), List.of(), List.of());
+	}
+
+	private static Claim claim(List<BucketSpec> slots) {
+		return new Claim(List.of(), slots, List.of());
+	}
+
+	/** Books with the latest start in microseconds from now (-1: any). */
+	private Booking book(Claim claim, long latestMicros) {
+		return book(claim, latestMicros, "lease", 30 * SECOND);
+	}
+
+	private Booking book(Claim claim, long latestMicros, String lease, long leaseMicros) {
+		// The caller's nanoseconds are 0 at the script's now, so starts read as offsets.
+		long latest = (latestMicros < 0) ? Long.MAX_VALUE : latestMicros * 1000;
+		return QuotaScript.booking(
+				run(QuotaScript.book(claim, time(), 0, latest, lease, Duration.ofNanos(leaseMicros * 1000), this.wall)),
+				claim, 0, this.wall, lease);
+	}
+
+	private long level(BucketSpec bucket) {
+		return QuotaScript.state(run(QuotaScript.state(bucket, time(), this.wall)), bucket, this.wall).remaining();
+	}
+
+	private String time() {
+		return Long.toString(this.now);
+	}
+
+	@SuppressWarnings("unchecked")
+	private static List<Object> run(QuotaScript.Call call) {
+		return (List<Object>) redis.execute(SCRIPT, call.keys(), call.args()).next().block(Duration.ofSeconds(5));
+	}
+
+}

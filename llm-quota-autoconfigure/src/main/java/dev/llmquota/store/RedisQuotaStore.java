@@ -1,5 +1,7 @@
 package dev.llmquota.store;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -13,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 
 import dev.llmquota.core.Booking;
@@ -94,8 +97,11 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private final Settings settings;
 
-	/** Tests only: the script runs on the caller's clock instead of Redis's. */
-	private final boolean callerTime;
+	/**
+	 * Tests only: the caller's clock, in nanoseconds, which the script then runs on
+	 * instead of Redis's; {@code null} in production.
+	 */
+	private final LongSupplier testClock;
 
 	private final String replica = UUID.randomUUID().toString();
 
@@ -123,17 +129,25 @@ public final class RedisQuotaStore implements QuotaStore {
 	 * @param settings the store's settings
 	 */
 	public RedisQuotaStore(ReactiveRedisConnectionFactory connectionFactory, Settings settings) {
-		this(connectionFactory, settings, false);
+		this(connectionFactory, settings, null);
 	}
 
-	RedisQuotaStore(ReactiveRedisConnectionFactory connectionFactory, Settings settings, boolean callerTime) {
+	RedisQuotaStore(ReactiveRedisConnectionFactory connectionFactory, Settings settings, LongSupplier testClock) {
 		this.redis = new ReactiveStringRedisTemplate(connectionFactory);
 		this.settings = settings;
-		this.callerTime = callerTime;
+		this.testClock = testClock;
 		loadScript();
 		Duration tick = (settings.leaseTime().dividedBy(3).compareTo(LOOK_AGAIN) < 0)
 				? settings.leaseTime().dividedBy(3) : LOOK_AGAIN;
-		this.ticker = Flux.interval(tick, tick).subscribe((ignored) -> tick());
+		this.ticker = Flux.interval(tick, tick).subscribe((ignored) -> {
+			try {
+				tick();
+			}
+			catch (RuntimeException ex) {
+				// the next tick tries again; a ticker that stopped would stop renewing
+				logger.debug("llm-quota store tick failed", ex);
+			}
+		});
 	}
 
 	@Override
@@ -236,28 +250,28 @@ public final class RedisQuotaStore implements QuotaStore {
 		}
 		this.leases.remove(lease.id());
 		if (this.downSince == null) {
-			send(QuotaScript.release(lease, time(null)));
+			send(QuotaScript.release(lease, time()));
 		}
 	}
 
 	@Override
 	public void penalize(String hold, Dimension dimension, long waitNanos) {
 		if (this.downSince == null) {
-			send(QuotaScript.penalize(hold, dimension, waitNanos, time(null)));
+			send(QuotaScript.penalize(hold, dimension, waitNanos, time()));
 		}
 	}
 
 	@Override
 	public void exhaust(String hold, Dimension dimension, String reason, Instant until, long probeIntervalNanos) {
 		if (this.downSince == null) {
-			send(QuotaScript.exhaust(hold, dimension, reason, until, probeIntervalNanos, time(null)));
+			send(QuotaScript.exhaust(hold, dimension, reason, until, probeIntervalNanos, time()));
 		}
 	}
 
 	@Override
 	public void clearExhaustion(String hold) {
 		if (this.downSince == null) {
-			send(QuotaScript.clear(hold, time(null)));
+			send(QuotaScript.clear(hold, time()));
 		}
 	}
 
@@ -285,7 +299,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		if (this.downSince == null) {
 			for (Booking.Lease lease : held) {
 				try {
-					call(QuotaScript.release(lease, time(null)));
+					call(QuotaScript.release(lease, time()));
 				}
 				catch (RedisDown ex) {
 					// they expire after the lease time
@@ -298,9 +312,8 @@ public final class RedisQuotaStore implements QuotaStore {
 	/** Renews leases that are due, or, while Redis is down, looks whether it is back. */
 	private void tick() {
 		if (this.downSince != null) {
-			this.redis.getConnectionFactory()
-				.getReactiveConnection()
-				.ping()
+			Flux.defer(() -> this.redis.execute((connection) -> connection.ping()))
+				.next()
 				.timeout(this.settings.timeout())
 				.subscribe((pong) -> recovered(), (error) -> {
 				});
@@ -316,7 +329,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		Map<String, List<Booking.Lease>> byEntry = this.leases.values()
 			.stream()
 			.collect(Collectors.groupingBy((lease) -> QuotaScript.hashTag(lease.slots().get(0).key())));
-		byEntry.values().forEach((leases) -> send(QuotaScript.renew(leases, this.settings.leaseTime(), time(null))));
+		byEntry.values().forEach((leases) -> send(QuotaScript.renew(leases, this.settings.leaseTime(), time())));
 	}
 
 	private Booking bookLocally(Claim claim, long now, Instant wallNow, long latestStart) {
@@ -361,7 +374,9 @@ public final class RedisQuotaStore implements QuotaStore {
 	/** Runs the script; its reply is one list (the multi-bulk reply of EVALSHA). */
 	@SuppressWarnings("unchecked")
 	private CompletableFuture<List<Object>> execute(QuotaScript.Call call) {
-		return this.redis.execute(SCRIPT, call.keys(), call.args())
+		// deferred: a connection that cannot even be asked fails the future, not the
+		// caller
+		return Flux.defer(() -> this.redis.execute(SCRIPT, call.keys(), call.args()))
 			.next()
 			.map((reply) -> (List<Object>) reply)
 			.timeout(this.settings.timeout())
@@ -370,11 +385,9 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private void loadScript() {
 		try {
-			this.redis.getConnectionFactory()
-				.getReactiveConnection()
-				.scriptingCommands()
-				.scriptLoad(java.nio.ByteBuffer
-					.wrap(SCRIPT.getScriptAsString().getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+			Flux.defer(() -> this.redis.execute((connection) -> connection.scriptingCommands()
+				.scriptLoad(ByteBuffer.wrap(SCRIPT.getScriptAsString().getBytes(StandardCharsets.UTF_8)))))
+				.next()
 				.timeout(this.settings.timeout())
 				.onErrorResume((error) -> {
 					failed(error);
@@ -422,8 +435,14 @@ public final class RedisQuotaStore implements QuotaStore {
 		logger.info("Redis answers again; llm-quota is back on the shared books");
 	}
 
-	private String time(Long callerNanos) {
-		return QuotaScript.time(this.callerTime ? callerNanos : null);
+	/** The script's time argument for an operation at the caller's {@code now}. */
+	private String time(long now) {
+		return QuotaScript.time((this.testClock != null) ? now : null);
+	}
+
+	/** The script's time argument for an operation the caller gives no time. */
+	private String time() {
+		return QuotaScript.time((this.testClock != null) ? this.testClock.getAsLong() : null);
 	}
 
 	private long shareOf(long enforced) {

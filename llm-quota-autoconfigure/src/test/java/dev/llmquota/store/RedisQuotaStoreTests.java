@@ -29,7 +29,7 @@ class RedisQuotaStoreTests extends QuotaStoreContractTests {
 	@Override
 	protected QuotaStore createStore() {
 		return new RedisQuotaStore(connectionFactory, new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.REJECT,
-				0.25, Duration.ofSeconds(30), Duration.ofSeconds(2)), true);
+				0.25, Duration.ofSeconds(30), Duration.ofSeconds(2)), () -> this.now);
 	}
 
 }

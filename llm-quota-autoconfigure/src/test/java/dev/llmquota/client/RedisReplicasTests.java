@@ -1,0 +1,245 @@
+package dev.llmquota.client;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.llmquota.actuate.LlmQuotaHealthIndicator;
+import dev.llmquota.core.StoreStatus;
+import dev.llmquota.store.EmbeddedRedis;
+import dev.llmquota.test.simulator.ProviderSimulator;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.assertj.core.api.InstanceOfAssertFactories;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Several replicas of one application, each its own Spring Boot context, sharing one real
+ * Redis server and one simulated provider account: together they keep to the account's
+ * quota, none starves, a dead replica's slots come back, and an outage of Redis neither
+ * stops calls nor outlives Redis's return.
+ */
+class RedisReplicasTests {
+
+	private static final String MODEL = "test-model";
+
+	private static final DialectCase DIALECT = DialectCase.OPENAI;
+
+	private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+	private final List<AutoCloseable> resources = new ArrayList<>();
+
+	/** A provider entry of this test's own: tests share one Redis server. */
+	private final String provider = "provider-" + System.nanoTime();
+
+	@AfterEach
+	void closeEverything() throws Exception {
+		for (int i = this.resources.size() - 1; i >= 0; i--) {
+			this.resources.get(i).close();
+		}
+	}
+
+	@Test
+	void fourReplicasOfferedThreeTimesTheQuotaKeepToItTogetherAndShareItFairly() {
+		// 1,200 requests per minute (20 per second); 80% headroom: 16 per second planned.
+		ProviderSimulator simulator = simulator((sim) -> sim.window(Duration.ofSeconds(10))
+			.model(MODEL, (limits) -> limits.requestsPerMinute(1_200).tokensPerMinute(2_000_000))
+			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(40)).fixedOutputTokens(10)));
+		List<GovernedApp> replicas = new ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			replicas.add(replica(simulator, EmbeddedRedis.shared(), "models.test-model.requests-per-minute=1200",
+					"models.test-model.tokens-per-minute=2000000", "llm.quota.max-wait=30s"));
+		}
+		// Each replica is offered 15 calls a second: 60 in all, three times the quota.
+		Duration run = Duration.ofSeconds(8);
+		List<ConcurrentLinkedQueue<Long>> done = new ArrayList<>();
+		List<Disposable> load = new ArrayList<>();
+		ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+		long start = System.nanoTime();
+		for (GovernedApp replica : replicas) {
+			ConcurrentLinkedQueue<Long> completions = new ConcurrentLinkedQueue<>();
+			done.add(completions);
+			WebClient client = replica.webClient();
+			load.add(Flux.interval(Duration.ofMillis(1_000 / 15))
+				.take(run)
+				.flatMap((i) -> send(client, simulator).doOnNext((body) -> completions.add(System.nanoTime()))
+					.onErrorResume((ex) -> {
+						failures.add(ex);
+						return Mono.empty();
+					}), 1_000)
+				.subscribe());
+		}
+		await().atMost(PATIENCE).until(() -> System.nanoTime() - start > run.toNanos());
+		load.forEach(Disposable::dispose);
+		assertThat(simulator.requestLog().refused()).as("provider refusals").isEmpty();
+		assertThat(failures).as("failed calls").isEmpty();
+		// Past the first two seconds (the buckets' initial burst), the replicas together
+		// complete at least 90% of the planned 16 per second.
+		long from = start + Duration.ofSeconds(2).toNanos();
+		long to = start + run.toNanos();
+		List<Long> steady = done.stream()
+			.map((completions) -> completions.stream().filter((at) -> at >= from && at < to).count())
+			.toList();
+		long total = steady.stream().mapToLong(Long::longValue).sum();
+		double perSecond = total / ((to - from) / 1e9);
+		assertThat(perSecond).as("completed calls per second, all replicas").isGreaterThanOrEqualTo(0.9 * 16);
+		assertThat(steady).as("each replica's share of %d calls", total)
+			.allSatisfy((count) -> assertThat(count).isGreaterThanOrEqualTo(total / 4 / 2));
+	}
+
+	@Test
+	void aReplicaThatDiesMidCallGivesItsSlotBackWhenItsLeaseExpires() {
+		// Streams of 100 tokens, 100 ms apart: a call stays in flight for ten seconds.
+		ProviderSimulator simulator = simulator(
+				(sim) -> sim.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(20))
+					.perOutputToken(Duration.ofMillis(100))
+					.fixedOutputTokens(100)));
+		String[] properties = { "llm.quota.headroom=1.0", "models.test-model.concurrent-requests=1",
+				"llm.quota.redis.lease-time=2s", "llm.quota.max-wait=20s" };
+		GovernedApp doomed = replica(simulator, EmbeddedRedis.shared(), properties);
+		GovernedApp survivor = replica(simulator, EmbeddedRedis.shared(), properties);
+		// The doomed replica takes the one shared slot and never gives it back: its
+		// process (here, its Redis connection) goes while the call streams.
+		Disposable lost = streamed(doomed.webClient(), simulator).subscribe();
+		this.resources.add(lost::dispose);
+		await().atMost(PATIENCE).until(() -> doomed.engine().inFlight(account(doomed)) == 1);
+		doomed.context().getBean(LettuceConnectionFactory.class).destroy();
+		long died = System.nanoTime();
+		assertThat(send(survivor.webClient(), simulator).block(PATIENCE)).isNotEmpty();
+		assertThat(Duration.ofNanos(System.nanoTime() - died)).as("the survivor waits for the dead replica's lease")
+			.isGreaterThan(Duration.ofMillis(1_000))
+			.isLessThan(Duration.ofSeconds(9));
+	}
+
+	@Test
+	void callsKeepFlowingOnLocalBooksWhileRedisIsDownAndTheSharedBooksResumeWhenItIsBack() {
+		EmbeddedRedis redis = EmbeddedRedis.own();
+		this.resources.add(redis);
+		ProviderSimulator simulator = simulator((sim) -> sim
+			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(20)).fixedOutputTokens(5)));
+		GovernedApp replica = replica(simulator, redis, "models.test-model.requests-per-minute=6000",
+				"llm.quota.redis.timeout=200ms", "llm.quota.redis.local-share=0.5");
+		WebClient client = replica.webClient();
+		assertThat(send(client, simulator).block(PATIENCE)).isNotEmpty();
+		assertThat(status(replica).reachable()).isTrue();
+
+		redis.stop();
+		for (int i = 0; i < 5; i++) {
+			// each call is answered well within the wait that would mean a hang
+			assertThat(send(client, simulator).block(Duration.ofSeconds(5))).isNotEmpty();
+		}
+		StoreStatus down = status(replica);
+		assertThat(down.reachable()).isFalse();
+		assertThat(down.fallback()).isTrue();
+		assertThat(down.fallbacks()).isEqualTo(1);
+		assertThat(replica.engine().store().isAvailable()).as("a fallback serves").isTrue();
+		Health health = replica.context().getBean(LlmQuotaHealthIndicator.class).health(true);
+		assertThat(health.getStatus()).isEqualTo(Status.UP);
+		assertThat(health.getDetails().get("store")).asInstanceOf(InstanceOfAssertFactories.MAP)
+			.containsEntry("reachable", false)
+			.containsEntry("serving", "local fallback")
+			.containsEntry("fallbacks", 1L);
+		assertThat(replica.context().getBean(MeterRegistry.class).get("llm.quota.store.fallback").gauge().value())
+			.isEqualTo(1);
+
+		redis.start();
+		await().atMost(PATIENCE).until(() -> status(replica).reachable());
+		assertThat(send(client, simulator).block(PATIENCE)).isNotEmpty();
+		assertThat(status(replica).fallback()).isFalse();
+	}
+
+	@Test
+	void withOnFailureRejectCallsFailFastWhileRedisIsDown() {
+		EmbeddedRedis redis = EmbeddedRedis.own();
+		this.resources.add(redis);
+		ProviderSimulator simulator = simulator((sim) -> {
+		});
+		GovernedApp replica = replica(simulator, redis, "llm.quota.redis.on-failure=reject",
+				"llm.quota.redis.timeout=200ms");
+		redis.stop();
+		AtomicInteger refused = new AtomicInteger();
+		for (int i = 0; i < 3; i++) {
+			send(replica.webClient(), simulator)
+				.onErrorResume(dev.llmquota.QuotaStoreUnavailableException.class, (ex) -> {
+					refused.incrementAndGet();
+					return Mono.just("refused");
+				})
+				.block(Duration.ofSeconds(5));
+		}
+		assertThat(refused.get()).isEqualTo(3);
+		assertThat(simulator.requestLog().size()).as("nothing reached the provider").isZero();
+		assertThat(replica.engine().store().isAvailable()).isFalse();
+		assertThat(replica.context().getBean(LlmQuotaHealthIndicator.class).health(true).getStatus())
+			.as("nothing serves calls")
+			.isEqualTo(Status.DOWN);
+	}
+
+	private ProviderSimulator simulator(
+			java.util.function.Consumer<dev.llmquota.test.simulator.ProviderSimulatorBuilder> setup) {
+		dev.llmquota.test.simulator.ProviderSimulatorBuilder builder = ProviderSimulator.builder();
+		setup.accept(builder);
+		ProviderSimulator simulator = builder.start();
+		this.resources.add(simulator);
+		return simulator;
+	}
+
+	private GovernedApp replica(ProviderSimulator simulator, EmbeddedRedis redis, String... properties) {
+		List<String> all = new ArrayList<>();
+		String prefix = "llm.quota.providers." + this.provider + ".";
+		all.add(prefix + "base-url=" + simulator.baseUrl());
+		all.add(prefix + "dialect=" + DIALECT.dialect());
+		all.add("llm.quota.backend=redis");
+		all.add("spring.data.redis.host=127.0.0.1");
+		all.add("spring.data.redis.port=" + redis.port());
+		for (String property : properties) {
+			all.add(property.startsWith("llm.") ? property : prefix + property);
+		}
+		GovernedApp app = GovernedApp.start(all.toArray(String[]::new));
+		this.resources.add(app);
+		return app;
+	}
+
+	private static StoreStatus status(GovernedApp replica) {
+		return replica.engine().store().status();
+	}
+
+	private static Mono<String> send(WebClient client, ProviderSimulator simulator) {
+		return client.post()
+			.uri(simulator.baseUrl() + DIALECT.path(MODEL, false))
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(DIALECT.body(MODEL, 50, false, "Summarise this."))
+			.retrieve()
+			.bodyToMono(String.class);
+	}
+
+	/** A streamed call, in flight as long as the provider streams. */
+	private static Mono<String> streamed(WebClient client, ProviderSimulator simulator) {
+		return client.post()
+			.uri(simulator.baseUrl() + DIALECT.path(MODEL, true))
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(DIALECT.body(MODEL, 200, true, "Tell a long story."))
+			.retrieve()
+			.bodyToFlux(String.class)
+			.last();
+	}
+
+	private static dev.llmquota.core.Account account(GovernedApp replica) {
+		return replica.engine().accounts().iterator().next();
+	}
+
+}

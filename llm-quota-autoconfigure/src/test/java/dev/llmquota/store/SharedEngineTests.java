@@ -1,0 +1,251 @@
+package dev.llmquota.store;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+
+import dev.llmquota.QuotaExhaustedException;
+import dev.llmquota.QuotaWaitTimeoutException;
+import dev.llmquota.core.Calls;
+import dev.llmquota.core.Demand;
+import dev.llmquota.core.ManualClock;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaState;
+import dev.llmquota.core.TestConfigs;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static dev.llmquota.core.Calls.acquire;
+import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Engines sharing one Redis store, as replicas do, on one clock the test moves: calls are
+ * booked once and wait out their start locally, in the order Redis booked them across
+ * replicas; what one replica hears from the provider holds the others.
+ */
+class SharedEngineTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(10);
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private final ManualClock clock = new ManualClock();
+
+	private final List<AutoCloseable> resources = new ArrayList<>();
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = EmbeddedRedis.shared().connectionFactory();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	@BeforeEach
+	void emptyTheBooks() {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			connection.serverCommands().flushAll();
+		}
+	}
+
+	@AfterEach
+	void close() throws Exception {
+		for (AutoCloseable resource : this.resources) {
+			resource.close();
+		}
+	}
+
+	/**
+	 * One request per second and a bucket of one: each call after the first is booked a
+	 * second after the one before. No in-flight bound, so calls are booked as they come.
+	 */
+	private QuotaEngine replica() {
+		return replica(TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(1))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 60)));
+	}
+
+	private QuotaEngine replica(TestConfigs config) {
+		RedisQuotaStore store = new RedisQuotaStore(connectionFactory,
+				new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.REJECT, 0.5, Duration.ofSeconds(30),
+						Duration.ofSeconds(2)),
+				this.clock::nanoTime);
+		QuotaEngine engine = config.engine(store, this.clock);
+		this.resources.add(engine);
+		this.resources.add(store);
+		return engine;
+	}
+
+	private static Pool pool(QuotaEngine engine) {
+		return engine.pool("openai", "gpt-4o");
+	}
+
+	private static Calls.Call call(QuotaEngine engine) {
+		return acquire(engine, pool(engine), new Demand(100, 100));
+	}
+
+	private static void awaitBooked(QuotaEngine engine) {
+		await().atMost(PATIENCE).until(() -> engine.waiting(pool(engine).account()) == 0);
+	}
+
+	@Test
+	void aCallBookedAheadWaitsOutItsStartHereAfterOneRoundTrip() {
+		QuotaEngine engine = replica();
+		long before = scriptCalls();
+		Calls.Call first = call(engine);
+		Calls.Call second = call(engine);
+		await().atMost(PATIENCE).until(first::admitted);
+		awaitBooked(engine);
+		assertThat(second.admitted()).isFalse();
+		this.clock.advance(Duration.ofMillis(999));
+		assertThat(second.admitted()).isFalse();
+		this.clock.advance(Duration.ofMillis(1));
+		assertThat(second.admitted()).isTrue();
+		assertThat(second.waited()).isEqualTo(Duration.ofSeconds(1));
+		assertThat(scriptCalls() - before).as("round trips for two admissions").isEqualTo(2);
+	}
+
+	@Test
+	void aCallCancelledBeforeItsStartGivesItsBookingBack() {
+		QuotaEngine engine = replica();
+		await().atMost(PATIENCE).until(call(engine)::admitted);
+		Calls.Call cancelled = call(engine);
+		awaitBooked(engine);
+		cancelled.cancel();
+		Calls.Call next = call(engine);
+		awaitBooked(engine);
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(next.admitted()).as("takes the second the cancelled call gave back").isTrue();
+		assertThat(cancelled.admitted()).isFalse();
+	}
+
+	@Test
+	void replicasSharingABucketAreAdmittedInTheOrderRedisBookedThem() {
+		QuotaEngine one = replica();
+		QuotaEngine two = replica();
+		await().atMost(PATIENCE).until(call(one)::admitted);
+		Calls.Call second = call(two);
+		awaitBooked(two);
+		Calls.Call third = call(one);
+		awaitBooked(one);
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(second.admitted()).isTrue();
+		assertThat(third.admitted()).isFalse();
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(third.admitted()).isTrue();
+	}
+
+	@Test
+	void aRateLimitHeardByOneReplicaHoldsEveryReplicaUntilItsEnd() {
+		QuotaEngine one = replica();
+		QuotaEngine two = replica();
+		one.rateLimited(pool(one), REQUESTS_PER_MINUTE, Duration.ofSeconds(5));
+		await().atMost(PATIENCE).until(() -> holds(pool(one).holdKey(), "p:requests-per-minute"));
+		Calls.Call held = call(two);
+		awaitBooked(two);
+		this.clock.advance(Duration.ofMillis(4_999));
+		assertThat(held.admitted()).as("still held").isFalse();
+		this.clock.advance(Duration.ofMillis(1));
+		assertThat(held.admitted()).isTrue();
+	}
+
+	@Test
+	void aCallThatCannotOutwaitAPenaltyTimesOutNamingIt() {
+		QuotaEngine one = replica();
+		QuotaEngine two = replica();
+		one.rateLimited(pool(one), REQUESTS_PER_MINUTE, Duration.ofSeconds(60));
+		await().atMost(PATIENCE).until(() -> holds(pool(one).holdKey(), "p:requests-per-minute"));
+		Calls.Call held = acquire(two, pool(two), new Demand(100, 100), null, Duration.ofSeconds(2));
+		await().atMost(PATIENCE).until(() -> two.state(pool(two)) == QuotaState.THROTTLED);
+		this.clock.advance(Duration.ofSeconds(2));
+		await().atMost(PATIENCE).until(() -> held.error() != null);
+		assertThat(held.error()).isInstanceOf(QuotaWaitTimeoutException.class)
+			.extracting((ex) -> ((QuotaWaitTimeoutException) ex).getDimension())
+			.isEqualTo(REQUESTS_PER_MINUTE.id());
+	}
+
+	@Test
+	void aSpentQuotaHeardByOneReplicaFailsEveryReplicaFastUntilAnOperatorResetsIt() {
+		QuotaEngine one = replica();
+		QuotaEngine two = replica();
+		one.exhaust(pool(one), true, null, "insufficient_quota", null);
+		String hold = pool(one).account().holdKey();
+		await().atMost(PATIENCE).until(() -> holds(hold, "xr"));
+		Calls.Call refused = call(two);
+		await().atMost(PATIENCE).until(() -> refused.error() != null);
+		assertThat(refused.error()).isInstanceOf(QuotaExhaustedException.class);
+		assertThat(two.state(pool(two))).isEqualTo(QuotaState.EXHAUSTED);
+		one.resetExhausted("openai", null);
+		await().atMost(PATIENCE).until(() -> !holds(hold, "xr"));
+		Calls.Call admitted = call(two);
+		await().atMost(PATIENCE).until(admitted::admitted);
+		assertThat(two.state(pool(two))).isEqualTo(QuotaState.OK);
+	}
+
+	@Test
+	void sharedInFlightSlotsCountTheCallsOfEveryReplica() {
+		TestConfigs config = TestConfigs.provider().model("gpt-4o", limits(CONCURRENT_REQUESTS, 1));
+		QuotaEngine one = replica(config);
+		QuotaEngine two = replica(config);
+		Calls.Call first = call(one);
+		await().atMost(PATIENCE).until(first::admitted);
+		long before = scriptCalls();
+		Calls.Call second = call(two);
+		await().atMost(PATIENCE).until(() -> scriptCalls() > before);
+		this.clock.advance(Duration.ofMillis(500));
+		assertThat(second.admitted()).as("the other replica's call holds the slot").isFalse();
+		assertThat(leases(pool(one).slots().get(0).key())).isOne();
+		first.permit().complete(null);
+		// The slot was freed by another replica, unseen here: the waiting replica looks
+		// again every eighth of the call latency (175 ms here).
+		await().atMost(PATIENCE).until(() -> {
+			this.clock.advance(Duration.ofMillis(50));
+			return second.admitted();
+		});
+	}
+
+	/** How many times the script ran on the server. */
+	private static long scriptCalls() {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			Properties stats = connection.serverCommands().info("commandstats");
+			long calls = 0;
+			for (String command : List.of("cmdstat_evalsha", "cmdstat_eval")) {
+				String line = stats.getProperty(command);
+				if (line != null) {
+					// calls=N,usec=...,failed_calls=...
+					calls += Long.parseLong(line.substring("calls=".length(), line.indexOf(',')));
+				}
+			}
+			return calls;
+		}
+	}
+
+	private static boolean holds(String key, String field) {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			return Boolean.TRUE.equals(connection.hashCommands().hExists(key.getBytes(), field.getBytes()));
+		}
+	}
+
+	private static long leases(String key) {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			Long count = connection.zSetCommands().zCard(key.getBytes());
+			return (count != null) ? count : 0;
+		}
+	}
+
+}

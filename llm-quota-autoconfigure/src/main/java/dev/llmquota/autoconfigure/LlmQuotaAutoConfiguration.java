@@ -54,6 +54,11 @@ public final class LlmQuotaAutoConfiguration {
 	}
 
 	@Bean
+	LlmQuotaLifecycle llmQuotaLifecycle(QuotaEngine engine, QuotaStore store) {
+		return new LlmQuotaLifecycle(engine, store);
+	}
+
+	@Bean
 	@ConditionalOnMissingBean
 	LlmQuotaCalls llmQuotaCalls(QuotaEngine engine, LlmQuotaProperties properties) {
 		return new LlmQuotaCalls(engine, QuotaConfigFactory.retry(properties.getRetry()));

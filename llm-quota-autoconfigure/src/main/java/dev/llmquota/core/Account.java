@@ -20,6 +20,8 @@ public final class Account {
 
 	private final String holdKey;
 
+	private final String limitsKey;
+
 	private final Gates gates;
 
 	private final LatencyEstimate latency;
@@ -37,6 +39,7 @@ public final class Account {
 				provider.accountBurstWindow(), settings);
 		this.slots = Buckets.slots(provider, BucketSpec.Scope.ACCOUNT, "account", provider.account(), settings);
 		this.holdKey = Buckets.key(provider, "account", "hold");
+		this.limitsKey = Buckets.key(provider, "entry", "limits");
 		this.latency = new LatencyEstimate(expectedLatencyNanos);
 		this.gates = new Gates(provider.account(), settings, provider.inFlightGate(), expectedLatencyNanos);
 		this.queue = new AdmissionQueue(this, store, clock, settings, events, storeThread);
@@ -99,6 +102,15 @@ public final class Account {
 	 */
 	public String holdKey() {
 		return this.holdKey;
+	}
+
+	/**
+	 * Returns the store key under which processes sharing a store share the limits an
+	 * operator changed at run time.
+	 * @return the key
+	 */
+	public String limitsKey() {
+		return this.limitsKey;
 	}
 
 	/**

@@ -63,6 +63,8 @@ public final class QuotaEngine implements AutoCloseable {
 			return thread;
 		}) : null;
 		config.providers().values().forEach((spec) -> this.providers.put(spec.id(), new Provider(spec)));
+		this.providers.forEach((id, entry) -> store.watchLimits(entry.account.limitsKey(),
+				(field, limit) -> limitPublished(id, field, limit)));
 	}
 
 	/**
@@ -352,7 +354,8 @@ public final class QuotaEngine implements AutoCloseable {
 
 	/**
 	 * Changes a rate, daily or concurrency limit at run time (a quota raised without a
-	 * restart).
+	 * restart). With a store shared by many processes, every process applies it within
+	 * about a second, and processes started later apply it too.
 	 * @param provider the provider entry
 	 * @param model the model, or {@code null} for the entry's account
 	 * @param dimension the dimension
@@ -361,6 +364,35 @@ public final class QuotaEngine implements AutoCloseable {
 	 * limit is set where none was configured
 	 */
 	public void changeLimit(String provider, String model, Dimension dimension, long limit) {
+		applyLimit(provider, model, dimension, limit);
+		this.store.publishLimit(this.providers.get(provider).account.limitsKey(),
+				dimension.id() + '|' + ((model != null) ? model : ""), limit);
+	}
+
+	/**
+	 * Applies a limit another process published; one this process cannot apply (a pool it
+	 * never made, a gate not configured here) is left alone.
+	 */
+	private void limitPublished(String provider, String field, long limit) {
+		int bar = field.indexOf('|');
+		if (bar < 0) {
+			return;
+		}
+		String model = field.substring(bar + 1);
+		try {
+			Dimension dimension = Dimension.fromId(field.substring(0, bar));
+			Provider entry = this.providers.get(provider);
+			Limits current = model.isEmpty() ? entry.account.limits() : existingPool(entry, provider, model).limits();
+			if (!Long.valueOf(limit).equals(current.asMap().get(dimension))) {
+				applyLimit(provider, model.isEmpty() ? null : model, dimension, limit);
+			}
+		}
+		catch (IllegalArgumentException ex) {
+			// not applicable in this process
+		}
+	}
+
+	private void applyLimit(String provider, String model, Dimension dimension, long limit) {
 		if (limit < 1) {
 			throw new IllegalArgumentException("A limit must be positive but was " + limit);
 		}

@@ -2,6 +2,7 @@ package dev.llmquota.core;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.function.BiConsumer;
 
 /**
  * Where bucket state lives. Every operation on several buckets is one atomic decision:
@@ -81,6 +82,25 @@ public interface QuotaStore extends AutoCloseable {
 	 * @param hold the hold's key
 	 */
 	default void clearExhaustion(String hold) {
+	}
+
+	/**
+	 * Publishes a limit an operator changed at run time to every process sharing the
+	 * store.
+	 * @param key the provider entry's key of changed limits
+	 * @param field {@code <dimension>|<model>}, or {@code <dimension>|} for the account
+	 * @param limit the new published limit
+	 */
+	default void publishLimit(String key, String field, long limit) {
+	}
+
+	/**
+	 * Tells the listener of limits other processes publish for a provider entry, each
+	 * soon after it changes.
+	 * @param key the provider entry's key of changed limits
+	 * @param listener takes a field as {@link #publishLimit} names it, and the limit
+	 */
+	default void watchLimits(String key, BiConsumer<String, Long> listener) {
 	}
 
 	/**

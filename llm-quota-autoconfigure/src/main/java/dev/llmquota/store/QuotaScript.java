@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
@@ -158,6 +160,23 @@ final class QuotaScript {
 
 	static Call clear(String hold, String time) {
 		return new Call(List.of(hold), List.of("clear", time));
+	}
+
+	static Call publishLimit(String key, String field, long limit, String time) {
+		return new Call(List.of(key), List.of("limit", time, field, Long.toString(limit)));
+	}
+
+	static Call limits(String key, String time) {
+		return new Call(List.of(key), List.of("limits", time));
+	}
+
+	/** The fields of a {@code limits} reply, the version {@code v} among them. */
+	static Map<String, Long> limits(List<Object> reply) {
+		Map<String, Long> limits = new LinkedHashMap<>();
+		for (int i = 2; i + 1 < reply.size(); i += 2) {
+			limits.put(string(reply, i), number(reply, i + 1));
+		}
+		return limits;
 	}
 
 	/**

@@ -13,8 +13,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 
@@ -33,6 +35,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -59,6 +62,9 @@ public final class RedisQuotaStore implements QuotaStore {
 		.of(new ClassPathResource("dev/llmquota/store/quota.lua"), List.class);
 
 	private static final Duration LOOK_AGAIN = Duration.ofSeconds(1);
+
+	/** A key no hold uses, for a last round trip on close. */
+	private static final String CLOSING = "llmq:closing";
 
 	/** What a replica does while Redis does not answer. */
 	public enum OnFailure {
@@ -112,12 +118,19 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private final LocalQuotaStore fallback = new LocalQuotaStore();
 
+	/** Limits changed at run time that this replica follows, by key. */
+	private final Map<String, LimitWatch> limitWatches = new ConcurrentHashMap<>();
+
 	/** Slots taken in local fallback, by key. */
 	private final Map<String, AtomicInteger> localSlots = new ConcurrentHashMap<>();
 
 	private final AtomicLong fallbacks = new AtomicLong();
 
 	private volatile Instant downSince;
+
+	private final AtomicBoolean closed = new AtomicBoolean();
+
+	private final AtomicBoolean confirming = new AtomicBoolean();
 
 	private volatile long lastRenewal = System.nanoTime();
 
@@ -276,6 +289,19 @@ public final class RedisQuotaStore implements QuotaStore {
 	}
 
 	@Override
+	public void publishLimit(String key, String field, long limit) {
+		if (this.downSince == null) {
+			send(QuotaScript.publishLimit(key, field, limit, time()));
+		}
+	}
+
+	@Override
+	public void watchLimits(String key, BiConsumer<String, Long> listener) {
+		this.limitWatches.put(key, new LimitWatch(listener));
+		readLimits(key, this.limitWatches.get(key));
+	}
+
+	@Override
 	public boolean isAvailable() {
 		return this.downSince == null || this.settings.onFailure() == OnFailure.LOCAL;
 	}
@@ -293,19 +319,26 @@ public final class RedisQuotaStore implements QuotaStore {
 	 */
 	@Override
 	public void close() {
+		if (!this.closed.compareAndSet(false, true)) {
+			return;
+		}
 		this.ticker.dispose();
 		List<Booking.Lease> held = new ArrayList<>(this.leases.values());
 		this.leases.clear();
-		if (this.downSince == null) {
+		if (this.downSince != null) {
+			// they expire after the lease time
+			return;
+		}
+		try {
 			for (Booking.Lease lease : held) {
-				try {
-					call(QuotaScript.release(lease, time()));
-				}
-				catch (RedisDown ex) {
-					// they expire after the lease time
-					return;
-				}
+				call(QuotaScript.release(lease, time()));
 			}
+			// Answered after every command sent before it on the connection: releases
+			// sent without waiting as the last calls ended have reached Redis too.
+			call(QuotaScript.clear(CLOSING, time()));
+		}
+		catch (RedisDown ex) {
+			// they expire after the lease time
 		}
 	}
 
@@ -319,6 +352,7 @@ public final class RedisQuotaStore implements QuotaStore {
 				});
 			return;
 		}
+		this.limitWatches.forEach(this::readLimits);
 		long now = System.nanoTime();
 		if (now - this.lastRenewal < this.settings.leaseTime().toNanos() / 3 || this.leases.isEmpty()) {
 			return;
@@ -330,6 +364,32 @@ public final class RedisQuotaStore implements QuotaStore {
 			.stream()
 			.collect(Collectors.groupingBy((lease) -> QuotaScript.hashTag(lease.slots().get(0).key())));
 		byEntry.values().forEach((leases) -> send(QuotaScript.renew(leases, this.settings.leaseTime(), time())));
+	}
+
+	/**
+	 * Reads a provider entry's changed limits and tells its listener of a new version.
+	 */
+	private void readLimits(String key, LimitWatch watch) {
+		if (this.closed.get() || this.downSince != null) {
+			return;
+		}
+		execute(QuotaScript.limits(key, time())).whenComplete((reply, error) -> {
+			if (error != null) {
+				failed(error);
+				return;
+			}
+			Map<String, Long> limits = QuotaScript.limits(reply);
+			Long version = limits.remove("v");
+			if (version != null && watch.version.getAndSet(version) != version) {
+				try {
+					limits.forEach(watch.listener);
+				}
+				catch (RuntimeException ex) {
+					// the engine's failure, not Redis's
+					logger.warn("llm-quota could not apply limits changed at run time", ex);
+				}
+			}
+		});
 	}
 
 	private Booking bookLocally(Claim claim, long now, Instant wallNow, long latestStart) {
@@ -365,6 +425,10 @@ public final class RedisQuotaStore implements QuotaStore {
 	}
 
 	private void send(QuotaScript.Call call) {
+		if (this.closed.get()) {
+			// shutting down: the leases were released on close
+			return;
+		}
 		execute(call).exceptionally((error) -> {
 			failed(error);
 			return null;
@@ -404,10 +468,29 @@ public final class RedisQuotaStore implements QuotaStore {
 		}
 	}
 
+	/**
+	 * Takes a failed answer: an error of the connection means Redis is down; a slow
+	 * answer may be a pause, so a ping decides.
+	 */
 	private void failed(Throwable error) {
-		if (this.downSince != null) {
+		if (this.downSince != null || this.closed.get()) {
 			return;
 		}
+		if (error instanceof TimeoutException || error instanceof QueryTimeoutException) {
+			if (this.confirming.compareAndSet(false, true)) {
+				Flux.defer(() -> this.redis.execute((connection) -> connection.ping()))
+					.next()
+					.timeout(this.settings.timeout())
+					.doFinally((signal) -> this.confirming.set(false))
+					.subscribe((pong) -> {
+					}, (ignored) -> down(error));
+			}
+			return;
+		}
+		down(error);
+	}
+
+	private void down(Throwable error) {
 		synchronized (this) {
 			if (this.downSince != null) {
 				return;
@@ -460,6 +543,15 @@ public final class RedisQuotaStore implements QuotaStore {
 	private BucketSpec scaled(BucketSpec bucket) {
 		return new BucketSpec(bucket.key(), bucket.scope(), bucket.dimension(), shareOf(bucket.enforced()),
 				shareOf(bucket.capacity()), bucket.zone());
+	}
+
+	/** A provider entry's limits changed at run time, and the version last applied. */
+	private record LimitWatch(BiConsumer<String, Long> listener, AtomicLong version) {
+
+		LimitWatch(BiConsumer<String, Long> listener) {
+			this(listener, new AtomicLong(-1));
+		}
+
 	}
 
 	/** Redis did not answer in time; the caller falls back. */

@@ -21,6 +21,8 @@
 -- Slots are sorted sets of leases (member = lease id, score = expiry): in-flight calls
 -- counted across replicas. A replica that dies stops renewing; its leases expire.
 --
+-- Limits changed at run time are one hash per provider entry, with a version `v`.
+--
 -- Holds are hashes: `p:<dimension>` = end of a rate-limit penalty; `xd`, `xr`, `xu`, `xs`,
 -- `xp`, `xi` = an exhausted quota's dimension, reason, reset (epoch ms, '' if unknown),
 -- start, next probe time and probe interval.
@@ -440,8 +442,28 @@ local function clear()
   return { 0, now, had }
 end
 
+-- limit: ARGV[3] field ('<dimension>|<model>', or '<dimension>|' for the account), ARGV[4]
+-- the limit an operator set at run time; bumps the version `v` that replicas watch.
+local function limit()
+  redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
+  redis.call('HINCRBY', KEYS[1], 'v', 1)
+  redis.call('PEXPIRE', KEYS[1], HOLD_TTL)
+  return { 0, now }
+end
+
+-- limits: replies {0, now, field, value, ...}, the version `v` among them.
+local function limits()
+  local reply = { 0, now }
+  local v = redis.call('HGETALL', KEYS[1])
+  for i = 1, #v do
+    table.insert(reply, v[i])
+  end
+  return reply
+end
+
 local ops = {
   book = book, wait = wait, adjust = adjust_all, lower = lower, state = state,
-  release = release, renew = renew, penalize = penalize, exhaust = exhaust, clear = clear
+  release = release, renew = renew, penalize = penalize, exhaust = exhaust, clear = clear,
+  limit = limit, limits = limits
 }
 return ops[op]()

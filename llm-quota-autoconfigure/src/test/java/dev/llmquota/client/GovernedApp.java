@@ -1,5 +1,6 @@
 package dev.llmquota.client;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -10,7 +11,9 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -58,6 +61,20 @@ public class GovernedApp implements AutoCloseable {
 			.properties(all.toArray(String[]::new))
 			.build();
 		return new GovernedApp(application.run());
+	}
+
+	/**
+	 * Event loops and connections of this application's own, as a replica in its own
+	 * process has them; Reactor Netty's global ones would be disposed by whichever
+	 * application in the JVM stops first.
+	 * @return the resource factory
+	 */
+	@Bean
+	ReactorResourceFactory reactorResourceFactory() {
+		ReactorResourceFactory factory = new ReactorResourceFactory();
+		factory.setUseGlobalResources(false);
+		factory.setShutdownQuietPeriod(Duration.ZERO);
+		return factory;
 	}
 
 	public WebClient webClient() {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.llmquota.actuate.LlmQuotaHealthIndicator;
 import dev.llmquota.core.StoreStatus;
@@ -127,6 +128,51 @@ class RedisReplicasTests {
 	}
 
 	@Test
+	void aLiveReplicaRenewsItsLeaseSoALongCallKeepsItsSlot() {
+		// Streams of 60 tokens, 50 ms apart: three seconds, three lease times.
+		ProviderSimulator simulator = simulator(
+				(sim) -> sim.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(20))
+					.perOutputToken(Duration.ofMillis(50))
+					.fixedOutputTokens(60)));
+		String[] properties = { "llm.quota.headroom=1.0", "models.test-model.concurrent-requests=1",
+				"llm.quota.redis.lease-time=1s", "llm.quota.max-wait=20s" };
+		GovernedApp streaming = replica(simulator, EmbeddedRedis.shared(), properties);
+		GovernedApp other = replica(simulator, EmbeddedRedis.shared(), properties);
+		AtomicLong streamEnded = new AtomicLong();
+		Disposable stream = streamed(streaming.webClient(), simulator)
+			.doOnTerminate(() -> streamEnded.set(System.nanoTime()))
+			.subscribe();
+		this.resources.add(stream::dispose);
+		await().atMost(PATIENCE).until(() -> streaming.engine().inFlight(account(streaming)) == 1);
+		send(other.webClient(), simulator).block(PATIENCE);
+		long otherAdmitted = System.nanoTime();
+		assertThat(streamEnded.get()).as("the stream ended before the other call got the slot").isPositive();
+		assertThat(otherAdmitted).isGreaterThanOrEqualTo(streamEnded.get());
+	}
+
+	@Test
+	void aReplicaShuttingDownGivesItsSlotsBackAtOnce() {
+		ProviderSimulator simulator = simulator(
+				(sim) -> sim.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(20))
+					.perOutputToken(Duration.ofMillis(100))
+					.fixedOutputTokens(100)));
+		String[] properties = { "llm.quota.headroom=1.0", "models.test-model.concurrent-requests=1",
+				"llm.quota.redis.lease-time=30s", "llm.quota.max-wait=20s" };
+		GovernedApp stopping = replica(simulator, EmbeddedRedis.shared(), properties);
+		GovernedApp other = replica(simulator, EmbeddedRedis.shared(), properties);
+		Disposable stream = streamed(stopping.webClient(), simulator).subscribe((body) -> {
+		}, (ex) -> {
+		});
+		this.resources.add(stream::dispose);
+		await().atMost(PATIENCE).until(() -> stopping.engine().inFlight(account(stopping)) == 1);
+		long closing = System.nanoTime();
+		stopping.close();
+		assertThat(send(other.webClient(), simulator).block(PATIENCE)).isNotEmpty();
+		assertThat(Duration.ofNanos(System.nanoTime() - closing)).as("far less than the 30 s lease time")
+			.isLessThan(Duration.ofSeconds(10));
+	}
+
+	@Test
 	void callsKeepFlowingOnLocalBooksWhileRedisIsDownAndTheSharedBooksResumeWhenItIsBack() {
 		EmbeddedRedis redis = EmbeddedRedis.own();
 		this.resources.add(redis);
@@ -183,7 +229,7 @@ class RedisReplicasTests {
 		}
 		assertThat(refused.get()).isEqualTo(3);
 		assertThat(simulator.requestLog().size()).as("nothing reached the provider").isZero();
-		assertThat(replica.engine().store().isAvailable()).isFalse();
+		await().atMost(PATIENCE).until(() -> !replica.engine().store().isAvailable());
 		assertThat(replica.context().getBean(LlmQuotaHealthIndicator.class).health(true).getStatus())
 			.as("nothing serves calls")
 			.isEqualTo(Status.DOWN);

@@ -219,6 +219,19 @@ class SharedEngineTests {
 		});
 	}
 
+	@Test
+	void aLimitRaisedThroughOneReplicaAppliesToEveryReplicaAndToReplicasStartedLater() {
+		QuotaEngine one = replica();
+		QuotaEngine two = replica();
+		one.changeLimit("openai", "gpt-4o", REQUESTS_PER_MINUTE, 120);
+		one.changeLimit("openai", null, REQUESTS_PER_MINUTE, 1_000);
+		await().atMost(PATIENCE)
+			.until(() -> pool(two).limits().asMap().get(REQUESTS_PER_MINUTE) == 120
+					&& pool(two).account().limits().asMap().get(REQUESTS_PER_MINUTE) == 1_000);
+		QuotaEngine later = replica();
+		await().atMost(PATIENCE).until(() -> pool(later).limits().asMap().get(REQUESTS_PER_MINUTE) == 120);
+	}
+
 	/** How many times the script ran on the server. */
 	private static long scriptCalls() {
 		try (RedisConnection connection = connectionFactory.getConnection()) {

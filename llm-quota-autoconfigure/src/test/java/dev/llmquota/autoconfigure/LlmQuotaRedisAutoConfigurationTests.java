@@ -1,0 +1,66 @@
+package dev.llmquota.autoconfigure;
+
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.store.EmbeddedRedis;
+import dev.llmquota.store.LocalQuotaStore;
+import dev.llmquota.store.RedisQuotaStore;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Wiring of {@link LlmQuotaRedisAutoConfiguration}.
+ */
+class LlmQuotaRedisAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(
+				AutoConfigurations.of(DataRedisAutoConfiguration.class, DataRedisReactiveAutoConfiguration.class,
+						LlmQuotaRedisAutoConfiguration.class, LlmQuotaAutoConfiguration.class))
+		.withPropertyValues("spring.data.redis.host=127.0.0.1",
+				"spring.data.redis.port=" + EmbeddedRedis.shared().port());
+
+	@Test
+	void theLocalStoreUnlessRedisIsChosen() {
+		this.runner.run((context) -> assertThat(context).hasSingleBean(LocalQuotaStore.class)
+			.doesNotHaveBean(RedisQuotaStore.class));
+	}
+
+	@Test
+	void theRedisStoreOnSpringBootsReactiveConnectionWhenChosen() {
+		this.runner.withPropertyValues("llm.quota.backend=redis").run((context) -> {
+			assertThat(context).hasSingleBean(RedisQuotaStore.class).doesNotHaveBean(LocalQuotaStore.class);
+			assertThat(context.getBean(QuotaEngine.class).store().status().reachable()).isTrue();
+		});
+	}
+
+	@Test
+	void redisChosenWithoutSpringDataRedisStopsStartUpSayingWhatToAdd() {
+		this.runner.withPropertyValues("llm.quota.backend=redis")
+			.withClassLoader(new FilteredClassLoader(ReactiveRedisConnectionFactory.class))
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.backend")
+					.contains("Spring Data Redis is not on the class path");
+				assertThat(analysis.getAction()).contains("spring-boot-starter-data-redis-reactive");
+			});
+	}
+
+	@Test
+	void aLocalShareOutsideZeroToOneStopsStartUpNamingTheProperty() {
+		this.runner.withPropertyValues("llm.quota.backend=redis", "llm.quota.redis.local-share=2").run((context) -> {
+			FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("llm.quota.redis.local-share");
+			assertThat(analysis.getAction()).contains("1 / the number of replicas");
+		});
+	}
+
+}

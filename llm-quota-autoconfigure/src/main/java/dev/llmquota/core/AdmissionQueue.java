@@ -370,7 +370,7 @@ final class AdmissionQueue {
 				}
 				now = this.clock.nanoTime();
 				wallNow = this.clock.instant();
-				next = nextToBook(now, after);
+				next = nextToBook(now, wallNow, after);
 			}
 			finally {
 				this.lock.unlock();
@@ -391,6 +391,13 @@ final class AdmissionQueue {
 			try {
 				giveBack = settle(next, booking, now, wallNow, after);
 			}
+			catch (RuntimeException ex) {
+				// never leave a waiter in BOOKING, nor a booking nobody gives back
+				giveBack = (booking instanceof Booking.Booked booked) ? booked : null;
+				if (next.state == Waiter.State.WAITING || next.state == Waiter.State.BOOKING) {
+					fail(next, ex, after);
+				}
+			}
 			finally {
 				this.lock.unlock();
 			}
@@ -405,7 +412,7 @@ final class AdmissionQueue {
 	 * Returns the first waiter that may be booked now, marked {@code BOOKING}; fails
 	 * waiters past their deadline, and sets the timer when none may be booked yet.
 	 */
-	private Waiter nextToBook(long now, List<Runnable> after) {
+	private Waiter nextToBook(long now, Instant wallNow, List<Runnable> after) {
 		long nextWake = Long.MAX_VALUE;
 		int tried = 0;
 		for (ArrayDeque<Waiter> queue : List.of(this.interactive, this.batch)) {
@@ -425,6 +432,11 @@ final class AdmissionQueue {
 					continue;
 				}
 				waiter.refreshCharges();
+				if (!this.store.status().reachable() && exhausted(waiter, now, wallNow, after)) {
+					// the shared store would say so; its local fallback does not know
+					it.remove();
+					continue;
+				}
 				if (penalized(waiter, now)) {
 					nextWake = Math.min(nextWake, waiter.readyAt);
 					continue;
@@ -459,8 +471,8 @@ final class AdmissionQueue {
 		waiter.state = Waiter.State.WAITING;
 		if (booking instanceof Booking.Booked booked) {
 			queueOf(waiter).remove(waiter);
-			if (!booked.probe()) {
-				// the store holds no exhaustion for this call
+			if (!booked.probe() && this.store.status().reachable()) {
+				// the shared store holds no exhaustion for this call
 				waiter.pool.hold().clearExhaustion();
 				this.account.hold().clearExhaustion();
 			}

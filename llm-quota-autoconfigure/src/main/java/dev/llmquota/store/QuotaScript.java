@@ -134,8 +134,19 @@ final class QuotaScript {
 	 * Renews leases whose slots all lie in one Redis Cluster slot (one provider entry).
 	 */
 	static Call renew(List<Booking.Lease> leases, Duration leaseTime, String time) {
+		return leases("renew", leases, leaseTime, time);
+	}
+
+	/**
+	 * Adds back leases that expired while Redis did not answer; their calls still run.
+	 */
+	static Call restore(List<Booking.Lease> leases, Duration leaseTime, String time) {
+		return leases("restore", leases, leaseTime, time);
+	}
+
+	private static Call leases(String op, List<Booking.Lease> leases, Duration leaseTime, String time) {
 		List<String> keys = new ArrayList<>();
-		List<String> args = new ArrayList<>(List.of("renew", time, Long.toString(micros(leaseTime))));
+		List<String> args = new ArrayList<>(List.of(op, time, Long.toString(micros(leaseTime))));
 		for (Booking.Lease lease : leases) {
 			for (BucketSpec slot : lease.slots()) {
 				keys.add(slot.key());

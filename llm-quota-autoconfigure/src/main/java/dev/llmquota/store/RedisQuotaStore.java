@@ -186,7 +186,11 @@ public final class RedisQuotaStore implements QuotaStore {
 				return booking;
 			}
 			catch (RedisDown ex) {
-				// fall through to the fallback
+				// The script may have run all the same: its slots must not stay taken
+				// until the lease expires (its units stay charged: never under-counted).
+				if (!claim.slots().isEmpty()) {
+					send(QuotaScript.release(new Booking.Lease(lease, claim.slots()), time()));
+				}
 			}
 		}
 		if (this.settings.onFailure() == OnFailure.REJECT) {
@@ -234,6 +238,9 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void lowerTo(BucketSpec bucket, long maxLevel, long now) {
+		if (bucket.daily()) {
+			return;
+		}
 		if (this.downSince == null) {
 			send(QuotaScript.lower(bucket, maxLevel, time(now)));
 		}
@@ -449,16 +456,10 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private void loadScript() {
 		try {
-			Flux.defer(() -> this.redis.execute((connection) -> connection.scriptingCommands()
-				.scriptLoad(ByteBuffer.wrap(SCRIPT.getScriptAsString().getBytes(StandardCharsets.UTF_8)))))
-				.next()
-				.timeout(this.settings.timeout())
-				.onErrorResume((error) -> {
-					failed(error);
-					return Mono.empty();
-				})
-				.toFuture()
-				.get();
+			scriptLoad().onErrorResume((error) -> {
+				failed(error);
+				return Mono.empty();
+			}).toFuture().get();
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -466,6 +467,14 @@ public final class RedisQuotaStore implements QuotaStore {
 		catch (ExecutionException ex) {
 			failed(ex.getCause());
 		}
+	}
+
+	private Mono<String> scriptLoad() {
+		return Flux
+			.defer(() -> this.redis.execute((connection) -> connection.scriptingCommands()
+				.scriptLoad(ByteBuffer.wrap(SCRIPT.getScriptAsString().getBytes(StandardCharsets.UTF_8)))))
+			.next()
+			.timeout(this.settings.timeout());
 	}
 
 	/**
@@ -509,13 +518,25 @@ public final class RedisQuotaStore implements QuotaStore {
 		}
 	}
 
+	/**
+	 * Redis answers a ping again: load the script (a restarted server has none), take
+	 * back the leases of calls still running, and return to the shared books. Runs on
+	 * Lettuce's thread, so nothing here waits for an answer.
+	 */
 	private void recovered() {
-		if (this.downSince == null) {
+		if (this.downSince == null || !this.confirming.compareAndSet(false, true)) {
 			return;
 		}
-		loadScript();
-		this.downSince = null;
-		logger.info("Redis answers again; llm-quota is back on the shared books");
+		scriptLoad().doFinally((signal) -> this.confirming.set(false)).subscribe((sha) -> {
+			Map<String, List<Booking.Lease>> byEntry = this.leases.values()
+				.stream()
+				.collect(Collectors.groupingBy((lease) -> QuotaScript.hashTag(lease.slots().get(0).key())));
+			this.downSince = null;
+			byEntry.values().forEach((leases) -> send(QuotaScript.restore(leases, this.settings.leaseTime(), time())));
+			logger.info("Redis answers again; llm-quota is back on the shared books");
+		}, (error) -> {
+			// still down: the next tick pings again
+		});
 	}
 
 	/** The script's time argument for an operation at the caller's {@code now}. */

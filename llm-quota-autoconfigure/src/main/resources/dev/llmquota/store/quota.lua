@@ -29,6 +29,12 @@
 
 local MINUTE = 60000000
 
+-- Writes after TIME need effects replication, the default since Redis 5; older servers
+-- are asked for it.
+if redis.replicate_commands then
+  pcall(redis.replicate_commands)
+end
+
 local op = ARGV[2] == '' and nil or tonumber(ARGV[2])
 local now
 if op then
@@ -72,6 +78,10 @@ local function load_rate(key, rate, cap)
     b.l = math.min(tonumber(v[1]), cap)
     b.t = tonumber(v[2])
     b.r = tonumber(v[3])
+    if not b.r or b.r < 0 or b.r >= MINUTE then
+      -- a remainder out of range (hand-edited, or rounded beyond 2^53) is dropped
+      b.r = 0
+    end
   else
     b.l = cap
     b.t = now
@@ -251,16 +261,17 @@ local function book()
   local nb, ns, nh = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
   local lease, lease_time = ARGV[7], tonumber(ARGV[8])
   local slot_base = 9 + nb * 4
-  local probe = 0
+  local probe, probe_interval = 0, 0
   local start = now
   for i = 1, nh do
     local key = KEYS[nb + ns + i]
     local h = read_hold(key)
     if h.xr then
       if h.xu == '' and now >= tonumber(h.xp) and probe == 0 then
-        -- one call through now and then, to see whether the quota is back
-        redis.call('HSET', key, 'xp', fmt(now + tonumber(h.xi)))
-        probe = 1
+        -- one call through now and then, to see whether the quota is back; the probe
+        -- is taken only if this call is booked
+        probe = key
+        probe_interval = tonumber(h.xi)
       elseif probe == 0 or h.xu ~= '' then
         return { 3, now, nb + ns + i, h.xd, h.xr, h.xu, h.xs }
       end
@@ -326,7 +337,8 @@ local function book()
     end
     save(kind, s)
   end
-  if probe == 1 then
+  if probe ~= 0 then
+    redis.call('HSET', probe, 'xp', fmt(now + probe_interval))
     return { 0, now, start, 1 }
   end
   return { 0, now, start }
@@ -415,6 +427,17 @@ local function renew()
   return { 0, now, renewed }
 end
 
+-- restore: like renew, but adds leases that expired while Redis was unreachable: their
+-- calls still run.
+local function restore()
+  local expiry = fmt(now + tonumber(ARGV[3]))
+  for i = 1, #KEYS do
+    redis.call('ZADD', KEYS[i], 'NX', expiry, ARGV[3 + i])
+    redis.call('PEXPIRE', KEYS[i], fmt(div_ceil(tonumber(ARGV[3]), 1000) + 1000))
+  end
+  return { 0, now }
+end
+
 -- penalize: ARGV[3] dimension, ARGV[4] wait in microseconds; keeps the later end.
 local function penalize()
   local field = 'p:' .. ARGV[3]
@@ -447,7 +470,8 @@ end
 local function limit()
   redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
   redis.call('HINCRBY', KEYS[1], 'v', 1)
-  redis.call('PEXPIRE', KEYS[1], HOLD_TTL)
+  -- configuration, not state: kept until deleted, so replicas started later agree
+  redis.call('PERSIST', KEYS[1])
   return { 0, now }
 end
 
@@ -464,6 +488,6 @@ end
 local ops = {
   book = book, wait = wait, adjust = adjust_all, lower = lower, state = state,
   release = release, renew = renew, penalize = penalize, exhaust = exhaust, clear = clear,
-  limit = limit, limits = limits
+  limit = limit, limits = limits, restore = restore
 }
 return ops[op]()

@@ -154,6 +154,21 @@ class QuotaScriptTests {
 	}
 
 	@Test
+	void aProbeRefusedForAnotherReasonIsNotUsedUp() {
+		BucketSpec slot = slot("concurrent", 1);
+		String hold = this.prefix + "account:hold";
+		book(claim(List.of(slot)), -1, "busy", 120 * SECOND);
+		run(QuotaScript.exhaust(hold, null, "insufficient_quota", null, 60 * SECOND * 1000, time()));
+		this.now += 60 * SECOND;
+		Claim claim = new Claim(List.of(), List.of(slot), List.of(hold));
+		assertThat(book(claim, -1, "probe", 30 * SECOND)).as("no slot for the probe")
+			.isInstanceOf(Booking.Refused.class);
+		run(QuotaScript.release(new Booking.Lease("busy", List.of(slot)), time()));
+		assertThat(((Booking.Booked) book(claim, -1, "probe", 30 * SECOND)).probe()).as("the probe is still due")
+			.isTrue();
+	}
+
+	@Test
 	void anExhaustionWithAKnownResetEndsThen() {
 		BucketSpec bucket = rate("requests", 60, 10);
 		String hold = this.prefix + "pool:m:hold";

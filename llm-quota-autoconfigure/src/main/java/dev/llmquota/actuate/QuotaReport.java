@@ -37,7 +37,33 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	@JsonInclude(JsonInclude.Include.ALWAYS)
 	public record PoolReport(String provider, String region, String model, QuotaState state, String binding,
 			Map<String, Object> dimensions, InFlight inFlight, Derived derived, RateLimit lastRateLimit,
-			Drift estimateDrift, Output output, List<String> warnings) {
+			Drift estimateDrift, Output output, List<String> warnings, Map<String, ClassReport> priority, String mode,
+			ShadowReport shadow) {
+
+	}
+
+	/**
+	 * What shadow mode saw: what enforce mode would have done to the pool's calls.
+	 *
+	 * @param calls calls checked so far
+	 * @param delayed how many enforce mode would have delayed
+	 * @param meanDelayMs the mean of those delays
+	 * @param maxDelayMs the longest
+	 * @param refused how many enforce mode would have refused
+	 */
+	public record ShadowReport(long calls, long delayed, long meanDelayMs, long maxDelayMs, long refused) {
+
+	}
+
+	/**
+	 * How the calls of one class (interactive or batch) wait.
+	 *
+	 * @param waiting calls waiting for admission now
+	 * @param admitted calls admitted so far
+	 * @param meanWaitMs their mean wait for admission
+	 * @param maxWaitMs their longest wait
+	 */
+	public record ClassReport(int waiting, long admitted, long meanWaitMs, long maxWaitMs) {
 
 	}
 

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import dev.llmquota.core.Account;
@@ -13,9 +14,11 @@ import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.BucketState;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Limits;
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.PoolSnapshot;
 import dev.llmquota.core.PoolStats;
+import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaSettings;
 import dev.llmquota.core.ServerLimit;
@@ -96,7 +99,30 @@ public final class QuotaReports {
 								(last.dimension() != null) ? last.dimension().id() : "unknown", last.delay().toMillis())
 						: null,
 				new QuotaReport.Drift(Math.round(pool.drift().ratio() * 1000) / 1000.0, pool.drift().samples()),
-				output(stats), warnings);
+				output(stats), warnings, classes(pool), pool.spec().mode().name().toLowerCase(Locale.ROOT),
+				shadow(pool));
+	}
+
+	private static QuotaReport.ShadowReport shadow(Pool pool) {
+		if (pool.spec().mode() != Mode.SHADOW) {
+			return null;
+		}
+		PoolStats.Shadow shadow = pool.stats().shadow();
+		return new QuotaReport.ShadowReport(shadow.calls(), shadow.delayed(),
+				Duration.ofNanos(shadow.meanDelayNanos()).toMillis(),
+				Duration.ofNanos(shadow.maxDelayNanos()).toMillis(), shadow.refused());
+	}
+
+	private Map<String, QuotaReport.ClassReport> classes(Pool pool) {
+		Map<String, QuotaReport.ClassReport> classes = new LinkedHashMap<>();
+		for (Priority priority : Priority.values()) {
+			PoolStats.ClassWaits waits = pool.stats().waits(priority);
+			classes.put(priority.name().toLowerCase(Locale.ROOT),
+					new QuotaReport.ClassReport(this.engine.waiting(pool, priority), waits.admitted(),
+							Duration.ofNanos(waits.meanWaitNanos()).toMillis(),
+							Duration.ofNanos(waits.maxWaitNanos()).toMillis()));
+		}
+		return classes;
 	}
 
 	private QuotaReport.AccountReport account(Account account) {

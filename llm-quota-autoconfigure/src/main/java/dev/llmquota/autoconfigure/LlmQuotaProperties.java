@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.Priority;
 import dev.llmquota.provider.DialectId;
 import org.jspecify.annotations.Nullable;
@@ -61,6 +62,8 @@ public class LlmQuotaProperties {
 	private final Health health = new Health();
 
 	private final Redis redis = new Redis();
+
+	private final PriorityClasses priority = new PriorityClasses();
 
 	/**
 	 * Where the books live.
@@ -141,6 +144,46 @@ public class LlmQuotaProperties {
 
 	public Redis getRedis() {
 		return this.redis;
+	}
+
+	public PriorityClasses getPriority() {
+		return this.priority;
+	}
+
+	/**
+	 * Interactive and batch calls.
+	 */
+	public static class PriorityClasses {
+
+		/**
+		 * Share of every rate dimension that batch calls may not take while interactive
+		 * calls wait, so interactive traffic always finds room; 0 switches the reserve
+		 * off.
+		 */
+		private double interactiveReserve = 0.2;
+
+		/**
+		 * How long after the last interactive call that had to wait the reserve is lent
+		 * to batch calls.
+		 */
+		private Duration lendAfter = Duration.ofSeconds(10);
+
+		public double getInteractiveReserve() {
+			return this.interactiveReserve;
+		}
+
+		public void setInteractiveReserve(double interactiveReserve) {
+			this.interactiveReserve = interactiveReserve;
+		}
+
+		public Duration getLendAfter() {
+			return this.lendAfter;
+		}
+
+		public void setLendAfter(Duration lendAfter) {
+			this.lendAfter = lendAfter;
+		}
+
 	}
 
 	/**
@@ -474,6 +517,13 @@ public class LlmQuotaProperties {
 		private boolean addStreamUsage;
 
 		/**
+		 * What llm-quota does with this entry's calls: enforce (wait for admission and
+		 * handle refusals), shadow (compute and report what it would have delayed or
+		 * refused, delay nothing) or off (pass them untouched).
+		 */
+		private Mode mode = Mode.ENFORCE;
+
+		/**
 		 * What a refused (429) attempt keeps charged: none, or requests. Default per
 		 * dialect: requests for openai and azure-openai (they count refused requests),
 		 * none otherwise.
@@ -583,6 +633,14 @@ public class LlmQuotaProperties {
 			this.chargeRefused = chargeRefused;
 		}
 
+		public Mode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(Mode mode) {
+			this.mode = mode;
+		}
+
 		public boolean isAddStreamUsage() {
 			return this.addStreamUsage;
 		}
@@ -678,6 +736,12 @@ public class LlmQuotaProperties {
 		private Priority priority = Priority.INTERACTIVE;
 
 		/**
+		 * This model's mode, if it differs from its provider entry's: enforce, shadow or
+		 * off.
+		 */
+		private @Nullable Mode mode;
+
+		/**
 		 * Bucket capacity in time for this model; the provider entry's when unset.
 		 */
 		private @Nullable Duration burstWindow;
@@ -726,6 +790,14 @@ public class LlmQuotaProperties {
 
 		public void setOutputBurndown(int outputBurndown) {
 			this.outputBurndown = outputBurndown;
+		}
+
+		public @Nullable Mode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(@Nullable Mode mode) {
+			this.mode = mode;
 		}
 
 		public Priority getPriority() {

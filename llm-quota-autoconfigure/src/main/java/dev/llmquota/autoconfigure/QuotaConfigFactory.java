@@ -63,8 +63,17 @@ final class QuotaConfigFactory {
 		positive(PREFIX + "retry.exhausted-probe-interval", properties.getRetry().getExhaustedProbeInterval(),
 				"for example 5m (the default)");
 		retry(properties.getRetry());
+		double reserve = properties.getPriority().getInteractiveReserve();
+		if (!(reserve >= 0 && reserve < 1)) {
+			throw new InvalidQuotaPropertyException(PREFIX + "priority.interactive-reserve", reserve,
+					"the share must be at least 0 and below 1",
+					"set the share of each rate dimension kept for interactive calls, for example 0.2 (the default),"
+							+ " or 0 for none.");
+		}
+		positiveOrZero(PREFIX + "priority.lend-after", properties.getPriority().getLendAfter());
 		return new QuotaSettings(headroom, properties.getMaxWait(), properties.getLeaseTimeout(),
-				properties.getMaxPools(), properties.getRetry().getExhaustedProbeInterval());
+				properties.getMaxPools(), properties.getRetry().getExhaustedProbeInterval(), reserve,
+				properties.getPriority().getLendAfter());
 	}
 
 	/**
@@ -113,8 +122,8 @@ final class QuotaConfigFactory {
 			models.put(spec.model(), spec);
 		}
 		PoolSpec unlisted = new PoolSpec("unlisted", Set.of(), Limits.none(), accounting(provider, dialect, 1),
-				provider.getBurstWindow(), Duration.ofSeconds(2), 4096, Priority.INTERACTIVE,
-				defaultTokenizer(dialect));
+				provider.getBurstWindow(), Duration.ofSeconds(2), 4096, Priority.INTERACTIVE, defaultTokenizer(dialect),
+				provider.getMode());
 		Optional<ProviderSpec.MatchHeader> matchHeader = matchHeader(prefix + "match-header.",
 				provider.getMatchHeader());
 		String region = (provider.getRegion() != null) ? provider.getRegion() : "default";
@@ -158,7 +167,8 @@ final class QuotaConfigFactory {
 		}
 		return new PoolSpec(name, Set.copyOf(model.getAliases()), limits,
 				accounting(provider, dialect, model.getOutputBurndown()), burstWindow, model.getExpectedLatency(),
-				model.getDefaultMaxTokens(), model.getPriority(), tokenizer);
+				model.getDefaultMaxTokens(), model.getPriority(), tokenizer,
+				(model.getMode() != null) ? model.getMode() : provider.getMode());
 	}
 
 	private static boolean chargeRefused(String property, String value, DialectId dialect) {

@@ -15,6 +15,7 @@ import dev.llmquota.core.Pool;
 import dev.llmquota.core.PoolSpec;
 import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaEvents;
 import dev.llmquota.core.QuotaPermit;
 import dev.llmquota.provider.Dialect;
 import dev.llmquota.provider.DialectId;
@@ -71,6 +72,17 @@ public final class LlmQuotaCalls {
 		this.routes = new Routes(engine.config());
 		this.retry = retry;
 		this.refusals = new RefusalHandling(engine, retry);
+		engine.addListener(new QuotaEvents() {
+
+			@Override
+			public void shadowRefused(Pool pool, Throwable refusal) {
+				LogOnce.warn("shadow: " + pool + ": " + refusal.getClass().getSimpleName(),
+						"Shadow mode: llm-quota would have refused a call to provider '" + pool.provider()
+								+ "', model '" + pool.model() + "' (" + refusal.getMessage()
+								+ "); it went to the provider");
+			}
+
+		});
 	}
 
 	/**

@@ -6,6 +6,7 @@ import java.util.concurrent.ThreadLocalRandom;
 
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.RateLimitedException;
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.provider.Answer;
@@ -50,6 +51,15 @@ final class RefusalHandling {
 	 * @return what to do
 	 */
 	Outcome answered(GovernedCall call, int status, HeaderLookup headers, byte[] body, int attempt, long deadline) {
+		Pool pool = call.plan().pool();
+		Outcome outcome = decide(call, status, headers, body, attempt, deadline);
+		// Shadow mode takes the answer into the books and reports it, but the caller gets
+		// the provider's answer as it came: nothing is retried or failed in its place.
+		return (pool.spec().mode() == Mode.ENFORCE) ? outcome : Outcome.pass();
+	}
+
+	private Outcome decide(GovernedCall call, int status, HeaderLookup headers, byte[] body, int attempt,
+			long deadline) {
 		CallPlan plan = call.plan();
 		Pool pool = plan.pool();
 		Instant now = this.engine.clock().instant();

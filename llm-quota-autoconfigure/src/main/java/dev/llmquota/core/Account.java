@@ -22,6 +22,8 @@ public final class Account {
 
 	private final String limitsKey;
 
+	private final String reserveKey;
+
 	private final Gates gates;
 
 	private final LatencyEstimate latency;
@@ -40,6 +42,7 @@ public final class Account {
 		this.slots = Buckets.slots(provider, BucketSpec.Scope.ACCOUNT, "account", provider.account(), settings);
 		this.holdKey = Buckets.key(provider, "account", "hold");
 		this.limitsKey = Buckets.key(provider, "entry", "limits");
+		this.reserveKey = Buckets.key(provider, "account", "interactive-wait");
 		this.latency = new LatencyEstimate(expectedLatencyNanos);
 		this.gates = new Gates(provider.account(), settings, provider.inFlightGate(), expectedLatencyNanos);
 		this.queue = new AdmissionQueue(this, store, clock, settings, events, storeThread);
@@ -111,6 +114,15 @@ public final class Account {
 	 */
 	public String limitsKey() {
 		return this.limitsKey;
+	}
+
+	/**
+	 * Returns the store key where the last wait of an interactive call is kept, which
+	 * decides whether batch calls may borrow the interactive reserve.
+	 * @return the key
+	 */
+	public String reserveKey() {
+		return this.reserveKey;
 	}
 
 	/**

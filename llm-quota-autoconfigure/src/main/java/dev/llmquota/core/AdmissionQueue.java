@@ -279,6 +279,26 @@ final class AdmissionQueue {
 		}
 	}
 
+	/**
+	 * Calls of a pool and class not yet admitted: queued, being booked, or booked ahead.
+	 */
+	int waiting(Pool pool, Priority priority) {
+		this.lock.lock();
+		try {
+			int count = 0;
+			for (Waiter waiter : (priority == Priority.BATCH) ? this.batch : this.interactive) {
+				count += (waiter.pool == pool) ? 1 : 0;
+			}
+			for (Waiter waiter : this.scheduled) {
+				count += (waiter.pool == pool && waiter.priority == priority) ? 1 : 0;
+			}
+			return count;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
 	int inFlight() {
 		this.lock.lock();
 		try {
@@ -661,7 +681,8 @@ final class AdmissionQueue {
 			// A gate opens on a release, which runs the queue: no timer needed. Only the
 			// head's bucket time matters (later calls must not delay it).
 			if (head == null) {
-				waiter.readyAt = Arith.saturatedAdd(now, this.store.nanosUntilAvailable(waiter.charges, now, wallNow));
+				waiter.readyAt = Arith.saturatedAdd(now,
+						this.store.nanosUntilAvailable(waiter.localClaim(), now, wallNow));
 			}
 			return Long.MAX_VALUE;
 		}
@@ -669,7 +690,7 @@ final class AdmissionQueue {
 			waiter.blockedLike(head);
 			return Long.MAX_VALUE;
 		}
-		Booking booking = this.store.book(waiter.charges, now, wallNow, now);
+		Booking booking = this.store.book(waiter.localClaim(), now, wallNow, now);
 		if (booking instanceof Booking.Refused refused) {
 			waiter.blockedBy(refused.bucket().dimension(), refused.bucket().scope(), false);
 			if (refused.bucket().daily() && refused.waitNanos() > waiter.deadline - now) {
@@ -690,7 +711,7 @@ final class AdmissionQueue {
 			return booked.start();
 		}
 		if (head != null) {
-			long headWait = this.store.nanosUntilAvailable(head.charges, now, wallNow);
+			long headWait = this.store.nanosUntilAvailable(head.localClaim(), now, wallNow);
 			if (Arith.saturatedAdd(now, headWait) > headAt) {
 				// Admitting this call would delay the head: give its units back and let
 				// it wait.
@@ -787,7 +808,7 @@ final class AdmissionQueue {
 		}
 		QuotaPermit permit = new QuotaPermit(this, waiter, booked, weights, now, this.clock.instant());
 		this.live.add(permit);
-		waiter.pool.stats().admitted(waiter.demand);
+		waiter.pool.stats().admitted(waiter.demand, waiter.priority, permit.waitedNanos());
 		after.add(() -> this.events.admitted(waiter.pool, waiter.priority, permit.waitedNanos()));
 		waiter.permit = permit;
 		waiter.state = Waiter.State.ADMITTED;

@@ -8,7 +8,40 @@ import java.util.List;
  * @param charges the units per bucket
  * @param slots the in-flight slots shared with other processes, one each
  * @param holds the keys of the holds that may stop the call: its pool's and its account's
+ * @param reserve the interactive reserve, or {@code null} when none applies
  */
-public record Claim(List<Charge> charges, List<BucketSpec> slots, List<String> holds) {
+public record Claim(List<Charge> charges, List<BucketSpec> slots, List<String> holds, Reserve reserve) {
+
+	/**
+	 * A call with charges only.
+	 * @param charges the units per bucket
+	 */
+	public Claim(List<Charge> charges) {
+		this(charges, List.of(), List.of(), null);
+	}
+
+	/**
+	 * The share of each rate bucket kept for interactive calls. A batch call is booked
+	 * only where the bucket keeps {@code share x capacity} after it, while an interactive
+	 * call waited within {@code lendAfterNanos}; otherwise the reserve is lent to it. An
+	 * interactive call that cannot start at once records that it waited.
+	 *
+	 * @param batch whether the call is a batch call
+	 * @param key the store key where the account's last interactive wait is kept
+	 * @param share the share of each rate bucket batch calls may not take, in [0, 1)
+	 * @param lendAfterNanos how long after the last interactive wait the reserve is lent
+	 */
+	public record Reserve(boolean batch, String key, double share, long lendAfterNanos) {
+
+		/**
+		 * Returns the units a batch call must leave in a bucket of the given capacity.
+		 * @param capacity the bucket's capacity
+		 * @return the units kept back
+		 */
+		public long floor(long capacity) {
+			return (long) Math.ceil(this.share * capacity - 1e-9);
+		}
+
+	}
 
 }

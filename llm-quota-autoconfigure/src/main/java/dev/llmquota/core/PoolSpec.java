@@ -18,9 +18,28 @@ import java.util.Set;
  * @param priority the default admission class of this model's calls
  * @param tokenizer how input is estimated: {@code o200k_base}, {@code cl100k_base} or
  * {@code chars:N}
+ * @param mode whether calls are governed, only reported on, or passed untouched
  */
 public record PoolSpec(String model, Set<String> aliases, Limits limits, Accounting accounting, Duration burstWindow,
-		Duration expectedLatency, long defaultMaxTokens, Priority priority, String tokenizer) {
+		Duration expectedLatency, long defaultMaxTokens, Priority priority, String tokenizer, Mode mode) {
+
+	/**
+	 * A governed pool's settings.
+	 * @param model the model id
+	 * @param aliases other ids sharing the pool
+	 * @param limits the model's limits
+	 * @param accounting how output and cached input are charged
+	 * @param burstWindow the buckets' capacity in time
+	 * @param expectedLatency latency assumed until one is observed
+	 * @param defaultMaxTokens output ceiling of a call naming none
+	 * @param priority the default class
+	 * @param tokenizer how input is estimated
+	 */
+	public PoolSpec(String model, Set<String> aliases, Limits limits, Accounting accounting, Duration burstWindow,
+			Duration expectedLatency, long defaultMaxTokens, Priority priority, String tokenizer) {
+		this(model, aliases, limits, accounting, burstWindow, expectedLatency, defaultMaxTokens, priority, tokenizer,
+				Mode.ENFORCE);
+	}
 
 	public PoolSpec {
 		aliases = Set.copyOf(aliases);
@@ -43,7 +62,7 @@ public record PoolSpec(String model, Set<String> aliases, Limits limits, Account
 	 */
 	public PoolSpec forModel(String model) {
 		return new PoolSpec(model, Set.of(), this.limits, this.accounting, this.burstWindow, this.expectedLatency,
-				this.defaultMaxTokens, this.priority, this.tokenizer);
+				this.defaultMaxTokens, this.priority, this.tokenizer, this.mode);
 	}
 
 }

@@ -42,7 +42,44 @@ public final class PoolStats {
 
 	private int outputCount;
 
-	synchronized void admitted(Demand demand) {
+	/**
+	 * Shadow mode: calls admitted by their twins, how many of those would have waited,
+	 * the total and longest wait, and twins refused.
+	 */
+	private final long[] shadow = new long[5];
+
+	/**
+	 * What shadow mode saw for a pool.
+	 *
+	 * @param calls calls whose twins were admitted
+	 * @param delayed how many of them enforce mode would have delayed
+	 * @param meanDelayNanos the mean delay of those
+	 * @param maxDelayNanos the longest delay
+	 * @param refused calls enforce mode would have refused
+	 */
+	public record Shadow(long calls, long delayed, long meanDelayNanos, long maxDelayNanos, long refused) {
+
+	}
+
+	/** Per class: calls admitted, their total wait and their longest, in nanoseconds. */
+	private final long[][] waits = new long[Priority.values().length][3];
+
+	/**
+	 * How the calls of one class waited for admission.
+	 *
+	 * @param admitted calls admitted
+	 * @param meanWaitNanos their mean wait
+	 * @param maxWaitNanos their longest wait
+	 */
+	public record ClassWaits(long admitted, long meanWaitNanos, long maxWaitNanos) {
+
+	}
+
+	synchronized void admitted(Demand demand, Priority priority, long waitedNanos) {
+		long[] waits = this.waits[priority.ordinal()];
+		waits[0]++;
+		waits[1] += waitedNanos;
+		waits[2] = Math.max(waits[2], waitedNanos);
 		this.inFlightCalls++;
 		this.inFlightTokens += demand.inputTokens() + demand.outputCeiling();
 		// the average call of the recent mix: 20 calls weigh about as much as all before
@@ -81,6 +118,34 @@ public final class PoolStats {
 	 * Returns the calls holding slots now.
 	 * @return calls in flight
 	 */
+	synchronized void shadowed(long wouldHaveWaitedNanos) {
+		this.shadow[0]++;
+		if (wouldHaveWaitedNanos > 0) {
+			this.shadow[1]++;
+			this.shadow[2] += wouldHaveWaitedNanos;
+			this.shadow[3] = Math.max(this.shadow[3], wouldHaveWaitedNanos);
+		}
+	}
+
+	synchronized void shadowRefused() {
+		this.shadow[4]++;
+	}
+
+	/**
+	 * Returns what shadow mode saw: calls, how many enforce mode would have delayed and
+	 * by how much, and how many it would have refused.
+	 * @return the shadow report
+	 */
+	public synchronized Shadow shadow() {
+		return new Shadow(this.shadow[0], this.shadow[1], (this.shadow[1] > 0) ? this.shadow[2] / this.shadow[1] : 0,
+				this.shadow[3], this.shadow[4]);
+	}
+
+	public synchronized ClassWaits waits(Priority priority) {
+		long[] waits = this.waits[priority.ordinal()];
+		return new ClassWaits(waits[0], (waits[0] > 0) ? waits[1] / waits[0] : 0, waits[2]);
+	}
+
 	public synchronized long inFlightCalls() {
 		return this.inFlightCalls;
 	}

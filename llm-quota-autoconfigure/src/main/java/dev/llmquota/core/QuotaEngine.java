@@ -171,11 +171,28 @@ public final class QuotaEngine implements AutoCloseable {
 	 * {@link dev.llmquota.QuotaEngineClosedException}
 	 */
 	public Mono<QuotaPermit> acquire(Pool pool, Demand demand, Priority priority, Duration maxWait) {
+		Mode mode = pool.spec().mode();
+		if (mode == Mode.OFF) {
+			return Mono.fromSupplier(() -> QuotaPermit.off(pool, demand, this.clock));
+		}
+		if (mode == Mode.SHADOW) {
+			return Mono.fromSupplier(() -> {
+				// the call goes at once; its twin waits as enforce mode would have
+				ShadowCall shadow = new ShadowCall(pool, this.clock, this.events);
+				enforce(pool, demand, priority, maxWait).subscribe(shadow::admitted, shadow::failed);
+				return QuotaPermit.shadow(pool, demand, shadow, this.clock);
+			});
+		}
+		return enforce(pool, demand, priority, maxWait);
+	}
+
+	private Mono<QuotaPermit> enforce(Pool pool, Demand demand, Priority priority, Duration maxWait) {
 		Priority effectivePriority = (priority != null) ? priority : pool.spec().priority();
 		long maxWaitNanos = ((maxWait != null) ? maxWait : this.config.settings().maxWait()).toNanos();
 		AdmissionQueue queue = pool.account().queue();
 		return Mono.create((sink) -> {
-			Waiter waiter = new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), maxWaitNanos, sink);
+			Waiter waiter = new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), maxWaitNanos, sink,
+					this.config.settings());
 			sink.onCancel(() -> queue.cancel(waiter));
 			queue.submit(waiter);
 		});
@@ -191,7 +208,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param reports what the headers said
 	 */
 	public void observe(Pool pool, List<ServerLimit> reports) {
-		if (reports.isEmpty()) {
+		if (reports.isEmpty() || pool.spec().mode() == Mode.OFF) {
 			return;
 		}
 		long now = this.clock.nanoTime();
@@ -220,6 +237,9 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param wait the provider's wait
 	 */
 	public void penalize(Pool pool, Dimension dimension, Duration wait) {
+		if (pool.spec().mode() == Mode.OFF) {
+			return;
+		}
 		Dimension named = (dimension != null) ? dimension : Dimension.REQUESTS_PER_MINUTE;
 		pool.hold().penalize(named, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
 		// other processes sharing the store wait too, instead of each finding out alone
@@ -235,6 +255,9 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param wait the provider's wait
 	 */
 	public void rateLimited(Pool pool, Dimension dimension, Duration wait) {
+		if (pool.spec().mode() == Mode.OFF) {
+			return;
+		}
 		penalize(pool, dimension, wait);
 		pool.stats().rateLimited(new PoolStats.RateLimited(this.clock.instant(), dimension, wait));
 		this.events.throttled(pool, dimension);
@@ -251,6 +274,9 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param until when the quota comes back, or {@code null} if unknown
 	 */
 	public void exhaust(Pool pool, boolean wholeAccount, Dimension dimension, String reason, Instant until) {
+		if (pool.spec().mode() == Mode.OFF) {
+			return;
+		}
 		long nextProbe = Arith.saturatedAdd(this.clock.nanoTime(),
 				this.config.settings().exhaustedProbeInterval().toNanos());
 		Hold hold = wholeAccount ? pool.account().hold() : pool.hold();
@@ -346,6 +372,9 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param actual the input the provider counted
 	 */
 	public void recordDrift(Pool pool, long estimated, long actual) {
+		if (pool.spec().mode() == Mode.OFF) {
+			return;
+		}
 		double ratio = pool.drift().record(estimated, actual);
 		if (!Double.isNaN(ratio)) {
 			this.events.drift(pool, ratio);
@@ -465,6 +494,17 @@ public final class QuotaEngine implements AutoCloseable {
 	}
 
 	/**
+	 * Returns how many calls of a pool and class wait for admission (booked ahead in a
+	 * shared store and waiting for their start included).
+	 * @param pool the pool
+	 * @param priority the class
+	 * @return the number of waiting calls
+	 */
+	public int waiting(Pool pool, Priority priority) {
+		return pool.account().queue().waiting(pool, priority);
+	}
+
+	/**
 	 * Returns how many admitted calls of an account hold their slots.
 	 * @param account the account
 	 * @return the number of calls in flight
@@ -572,6 +612,16 @@ public final class QuotaEngine implements AutoCloseable {
 		@Override
 		public void throttled(Pool pool, Dimension dimension) {
 			each((listener) -> listener.throttled(pool, dimension));
+		}
+
+		@Override
+		public void shadowed(Pool pool, long wouldHaveWaitedNanos) {
+			each((listener) -> listener.shadowed(pool, wouldHaveWaitedNanos));
+		}
+
+		@Override
+		public void shadowRefused(Pool pool, Throwable refusal) {
+			each((listener) -> listener.shadowRefused(pool, refusal));
 		}
 
 	}

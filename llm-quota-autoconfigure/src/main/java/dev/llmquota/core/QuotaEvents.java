@@ -61,4 +61,21 @@ public interface QuotaEvents {
 	default void throttled(Pool pool, Dimension dimension) {
 	}
 
+	/**
+	 * A call of a pool in shadow mode would have waited this long for admission in
+	 * enforce mode (0 when it would have gone at once).
+	 * @param pool the pool
+	 * @param wouldHaveWaitedNanos the wait
+	 */
+	default void shadowed(Pool pool, long wouldHaveWaitedNanos) {
+	}
+
+	/**
+	 * A call of a pool in shadow mode would have been refused in enforce mode.
+	 * @param pool the pool
+	 * @param refusal what enforce mode would have raised
+	 */
+	default void shadowRefused(Pool pool, Throwable refusal) {
+	}
+
 }

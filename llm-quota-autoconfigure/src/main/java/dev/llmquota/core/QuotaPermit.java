@@ -36,6 +36,9 @@ public final class QuotaPermit {
 
 	private final AtomicBoolean released = new AtomicBoolean();
 
+	/** In shadow mode: the twin that waits as the call would have; else {@code null}. */
+	private final ShadowCall shadow;
+
 	volatile Disposable leaseTimer;
 
 	QuotaPermit(AdmissionQueue queue, Waiter waiter, Booking.Booked booking, long[] weights, long admittedAt,
@@ -49,6 +52,32 @@ public final class QuotaPermit {
 		this.admittedAt = admittedAt;
 		this.admittedWall = admittedWall;
 		this.waitedNanos = admittedAt - waiter.enqueuedAt;
+		this.shadow = null;
+	}
+
+	/**
+	 * A permit given at once to a call of a pool in shadow mode or off: it holds nothing;
+	 * in shadow mode it tells the call's twin how the call ended.
+	 */
+	private QuotaPermit(Pool pool, Demand demand, ShadowCall shadow, long now, Instant wallNow) {
+		this.queue = null;
+		this.pool = pool;
+		this.demand = demand;
+		this.booking = new Booking.Booked(now, List.of());
+		this.gateUses = List.of();
+		this.weights = new long[0];
+		this.admittedAt = now;
+		this.admittedWall = wallNow;
+		this.waitedNanos = 0;
+		this.shadow = shadow;
+	}
+
+	static QuotaPermit shadow(Pool pool, Demand demand, ShadowCall shadow, QuotaClock clock) {
+		return new QuotaPermit(pool, demand, shadow, shadow.start(), clock.instant());
+	}
+
+	static QuotaPermit off(Pool pool, Demand demand, QuotaClock clock) {
+		return new QuotaPermit(pool, demand, null, clock.nanoTime(), clock.instant());
 	}
 
 	/**
@@ -108,7 +137,12 @@ public final class QuotaPermit {
 	 */
 	public void reconcile(Usage usage) {
 		if (this.reconciled.compareAndSet(false, true)) {
-			this.queue.reconcile(this, usage);
+			if (this.queue != null) {
+				this.queue.reconcile(this, usage);
+			}
+			else if (this.shadow != null) {
+				this.shadow.reconcile(usage);
+			}
 		}
 	}
 
@@ -121,7 +155,12 @@ public final class QuotaPermit {
 	 */
 	public void refuse(boolean keepRequests) {
 		if (this.reconciled.compareAndSet(false, true)) {
-			this.queue.refuse(this, keepRequests);
+			if (this.queue != null) {
+				this.queue.refuse(this, keepRequests);
+			}
+			else if (this.shadow != null) {
+				this.shadow.refuse(keepRequests);
+			}
 		}
 	}
 
@@ -132,6 +171,12 @@ public final class QuotaPermit {
 	 * (the reservation then stands: never under-charged)
 	 */
 	public void complete(Usage usage) {
+		if (this.queue == null) {
+			if (this.released.compareAndSet(false, true) && this.shadow != null) {
+				this.shadow.complete(usage);
+			}
+			return;
+		}
 		if (usage != null) {
 			reconcile(usage);
 		}
@@ -151,6 +196,12 @@ public final class QuotaPermit {
 	}
 
 	private void release(boolean completed) {
+		if (this.queue == null) {
+			if (this.released.compareAndSet(false, true) && this.shadow != null) {
+				this.shadow.release();
+			}
+			return;
+		}
 		if (this.released.compareAndSet(false, true)) {
 			Disposable timer = this.leaseTimer;
 			if (timer != null) {

@@ -11,9 +11,26 @@ import java.time.Duration;
  * @param maxPools the most pools made for unlisted models; least recently used go first
  * @param exhaustedProbeInterval while a quota is spent with no known reset, one call goes
  * through this often to see whether it is back
+ * @param interactiveReserve the share of every rate bucket batch calls may not take while
+ * interactive calls wait, in [0, 1)
+ * @param lendAfter how long after the last interactive wait the reserve is lent to batch
+ * calls
  */
 public record QuotaSettings(double headroom, Duration maxWait, Duration leaseTimeout, int maxPools,
-		Duration exhaustedProbeInterval) {
+		Duration exhaustedProbeInterval, double interactiveReserve, Duration lendAfter) {
+
+	/**
+	 * Settings without an interactive reserve.
+	 * @param headroom share of each published limit to plan for
+	 * @param maxWait longest wait for admission
+	 * @param leaseTimeout when an unfinished call gives its slots back
+	 * @param maxPools the most pools for unlisted models
+	 * @param exhaustedProbeInterval how often a probe goes through a spent quota
+	 */
+	public QuotaSettings(double headroom, Duration maxWait, Duration leaseTimeout, int maxPools,
+			Duration exhaustedProbeInterval) {
+		this(headroom, maxWait, leaseTimeout, maxPools, exhaustedProbeInterval, 0, Duration.ofSeconds(10));
+	}
 
 	public QuotaSettings {
 		if (!(headroom > 0 && headroom <= 1)) {
@@ -27,6 +44,12 @@ public record QuotaSettings(double headroom, Duration maxWait, Duration leaseTim
 		}
 		if (exhaustedProbeInterval.isNegative() || exhaustedProbeInterval.isZero()) {
 			throw new IllegalArgumentException("probe interval must be positive but was " + exhaustedProbeInterval);
+		}
+		if (!(interactiveReserve >= 0 && interactiveReserve < 1)) {
+			throw new IllegalArgumentException("interactive reserve must be in [0, 1) but was " + interactiveReserve);
+		}
+		if (lendAfter.isNegative()) {
+			throw new IllegalArgumentException("lend-after must not be negative but was " + lendAfter);
 		}
 		if (maxPools < 1) {
 			throw new IllegalArgumentException("max pools must be at least 1 but was " + maxPools);

@@ -25,10 +25,11 @@ public interface QuotaStore extends AutoCloseable {
 	Booking book(List<Charge> charges, long now, Instant wallNow, long latestStart);
 
 	/**
-	 * Books a call as {@link #book(List, long, Instant, long)} does; a store shared by
-	 * many processes also honours the holds other processes published and leases the
-	 * call's shared in-flight slots. A store of one process ignores slots and holds: the
-	 * process's own gates and holds enforce them.
+	 * Books a call as {@link #book(List, long, Instant, long)} does, keeping the
+	 * interactive reserve from a batch call; a store shared by many processes also
+	 * honours the holds other processes published and leases the call's shared in-flight
+	 * slots. A store of one process ignores slots and holds: the process's own gates and
+	 * holds enforce them.
 	 * @param claim the charges, slots and holds
 	 * @param now the current monotonic time, in nanoseconds
 	 * @param wallNow the current wall time
@@ -37,6 +38,18 @@ public interface QuotaStore extends AutoCloseable {
 	 */
 	default Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
 		return book(claim.charges(), now, wallNow, latestStart);
+	}
+
+	/**
+	 * Returns how long from {@code now} until every bucket allows the claim, its
+	 * interactive reserve included, without taking anything.
+	 * @param claim the charges and reserve
+	 * @param now the current monotonic time
+	 * @param wallNow the current wall time
+	 * @return nanoseconds to wait, 0 when the call fits now
+	 */
+	default long nanosUntilAvailable(Claim claim, long now, Instant wallNow) {
+		return nanosUntilAvailable(claim.charges(), now, wallNow);
 	}
 
 	/**

@@ -83,8 +83,20 @@ public final class RateBucket {
 	 * @return nanoseconds to wait, 0 when the units can be taken now
 	 */
 	public long nanosUntil(long units, long now) {
+		return nanosUntil(units, 0, now);
+	}
+
+	/**
+	 * Returns how long from {@code now} until the bucket can take {@code units} and keep
+	 * {@code floor} units after them (or, for a call that large, until it is full).
+	 * @param units the units wanted
+	 * @param floor the units that must remain
+	 * @param now the current time
+	 * @return nanoseconds to wait, 0 when the units can be taken now
+	 */
+	public long nanosUntil(long units, long floor, long now) {
 		refill(now);
-		long need = Math.min(units, this.capacity);
+		long need = Math.min(Arith.saturatedAdd(units, floor), this.capacity);
 		long base = Math.max(0, this.time - now);
 		if (this.level >= need) {
 			return base;

@@ -61,6 +61,9 @@ final class Waiter {
 
 	final MonoSink<QuotaPermit> sink;
 
+	/** The interactive reserve this call keeps or records. */
+	private final Claim.Reserve reserve;
+
 	State state = State.WAITING;
 
 	QuotaPermit permit;
@@ -88,8 +91,11 @@ final class Waiter {
 	/** Admits a call booked ahead at its start time, while {@code SCHEDULED}. */
 	reactor.core.Disposable startTimer;
 
-	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink) {
+	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink,
+			QuotaSettings settings) {
 		this.pool = pool;
+		this.reserve = new Claim.Reserve(priority == Priority.BATCH, pool.account().reserveKey(),
+				settings.interactiveReserve(), settings.lendAfter().toNanos());
 		this.demand = demand;
 		this.priority = priority;
 		this.poolBuckets = pool.buckets();
@@ -133,7 +139,12 @@ final class Waiter {
 			all = new ArrayList<>(slots);
 			all.addAll(shared);
 		}
-		return new Claim(this.charges, all, List.of(this.pool.holdKey(), this.pool.account().holdKey()));
+		return new Claim(this.charges, all, List.of(this.pool.holdKey(), this.pool.account().holdKey()), this.reserve);
+	}
+
+	/** Returns what the call asks of a store of this process: charges and reserve. */
+	Claim localClaim() {
+		return new Claim(this.charges, List.of(), List.of(), this.reserve);
 	}
 
 	/** Returns the first gate the call does not fit now, or {@code null}. */

@@ -41,6 +41,12 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 
 	static final String WAIT = "llm.quota.wait";
 
+	static final String WAITING = "llm.quota.waiting";
+
+	static final String SHADOW_WAIT = "llm.quota.shadow.wait";
+
+	static final String SHADOW_REFUSED = "llm.quota.shadow.refused";
+
 	static final String THROTTLED = "llm.quota.throttled";
 
 	static final String DRIFT = "llm.quota.estimate.drift";
@@ -122,6 +128,14 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 				}
 			}
 		}
+		for (Priority priority : Priority.values()) {
+			meters.add(Gauge.builder(WAITING, () -> this.engine.waiting(pool, priority))
+				.description("Calls waiting for admission")
+				.baseUnit("requests")
+				.tags(tags(pool).and("priority", priority.name()))
+				.strongReference(true)
+				.register(registry));
+		}
 		meters.add(Gauge.builder(IN_FLIGHT, pool.stats(), (stats) -> stats.inFlightCalls())
 			.description("Calls admitted and not yet ended")
 			.baseUnit("requests")
@@ -160,6 +174,30 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 				.tags(tags(pool).and("priority", priority.name()))
 				.register(registry)
 				.record(waitedNanos, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	@Override
+	public void shadowed(Pool pool, long wouldHaveWaitedNanos) {
+		MeterRegistry registry = registryFor(pool);
+		if (registry != null) {
+			Timer.builder(SHADOW_WAIT)
+				.description("In shadow mode, how long calls would have waited for admission in enforce mode")
+				.tags(tags(pool))
+				.register(registry)
+				.record(wouldHaveWaitedNanos, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	@Override
+	public void shadowRefused(Pool pool, Throwable refusal) {
+		MeterRegistry registry = registryFor(pool);
+		if (registry != null) {
+			Counter.builder(SHADOW_REFUSED)
+				.description("In shadow mode, calls enforce mode would have refused")
+				.tags(tags(pool).and("reason", refusal.getClass().getSimpleName()))
+				.register(registry)
+				.increment();
 		}
 	}
 

@@ -11,6 +11,7 @@ import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.BucketState;
 import dev.llmquota.core.Charge;
+import dev.llmquota.core.Claim;
 import dev.llmquota.core.DayCounter;
 import dev.llmquota.core.QuotaStore;
 import dev.llmquota.core.RateBucket;
@@ -28,17 +29,27 @@ public final class LocalQuotaStore implements QuotaStore {
 
 	private final Map<String, DayCounter> days = new HashMap<>();
 
+	/** When an interactive call last waited, by account. */
+	private final Map<String, Long> interactiveWaits = new HashMap<>();
+
 	@Override
 	public Booking book(List<Charge> charges, long now, Instant wallNow, long latestStart) {
+		return book(new Claim(charges), now, wallNow, latestStart);
+	}
+
+	@Override
+	public Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
 		this.lock.lock();
 		try {
+			Claim.Reserve keep = keptBack(claim.reserve(), now);
 			BucketSpec binding = null;
 			long longest = -1;
-			for (Charge charge : charges) {
-				long wait = waitFor(charge, now, wallNow);
+			for (Charge charge : claim.charges()) {
+				long wait = waitFor(charge, keep, now, wallNow);
 				// A daily counter is not booked ahead into the next day: the caller asks
 				// again then.
 				if (charge.bucket().daily() && wait > 0) {
+					waited(claim.reserve(), now);
 					return new Booking.Refused(charge.bucket(), wait);
 				}
 				if (wait > longest) {
@@ -47,24 +58,27 @@ public final class LocalQuotaStore implements QuotaStore {
 				}
 			}
 			long wait = Math.max(0, longest);
+			if (wait > 0) {
+				waited(claim.reserve(), now);
+			}
 			if (binding != null && (wait == Long.MAX_VALUE || wait > latestStart - now)) {
 				return new Booking.Refused(binding, wait);
 			}
 			long start = now + wait;
-			for (Charge charge : charges) {
+			for (Charge charge : claim.charges()) {
 				if (charge.bucket().daily()) {
 					day(charge.bucket(), wallNow).add(charge.units(), wallNow);
 				}
 				else {
 					// Each bucket is charged when it allows the call, not at the call's
-					// start:
-					// a bucket with room now is not held until a slower bucket allows the
-					// call.
+					// start: a bucket with room now is not held until a slower bucket
+					// allows the call.
 					RateBucket bucket = rate(charge.bucket(), now);
-					bucket.take(charge.units(), now + bucket.nanosUntil(charge.units(), now));
+					long floor = (keep != null) ? keep.floor(bucket.capacity()) : 0;
+					bucket.take(charge.units(), now + bucket.nanosUntil(charge.units(), floor, now));
 				}
 			}
-			return new Booking.Booked(start, List.copyOf(charges));
+			return new Booking.Booked(start, List.copyOf(claim.charges()));
 		}
 		finally {
 			this.lock.unlock();
@@ -73,11 +87,17 @@ public final class LocalQuotaStore implements QuotaStore {
 
 	@Override
 	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
+		return nanosUntilAvailable(new Claim(charges), now, wallNow);
+	}
+
+	@Override
+	public long nanosUntilAvailable(Claim claim, long now, Instant wallNow) {
 		this.lock.lock();
 		try {
+			Claim.Reserve keep = keptBack(claim.reserve(), now);
 			long wait = 0;
-			for (Charge charge : charges) {
-				wait = Math.max(wait, waitFor(charge, now, wallNow));
+			for (Charge charge : claim.charges()) {
+				wait = Math.max(wait, waitFor(charge, keep, now, wallNow));
 			}
 			return wait;
 		}
@@ -181,7 +201,7 @@ public final class LocalQuotaStore implements QuotaStore {
 		}
 	}
 
-	private long waitFor(Charge charge, long now, Instant wallNow) {
+	private long waitFor(Charge charge, Claim.Reserve keep, long now, Instant wallNow) {
 		BucketSpec spec = charge.bucket();
 		if (spec.daily()) {
 			DayCounter counter = day(spec, wallNow);
@@ -190,7 +210,28 @@ public final class LocalQuotaStore implements QuotaStore {
 			}
 			return Math.max(1, Duration.between(wallNow, counter.nextReset(wallNow)).toNanos());
 		}
-		return rate(spec, now).nanosUntil(charge.units(), now);
+		RateBucket bucket = rate(spec, now);
+		long floor = (keep != null) ? keep.floor(bucket.capacity()) : 0;
+		return bucket.nanosUntil(charge.units(), floor, now);
+	}
+
+	/**
+	 * Returns the reserve a batch call must leave: the claim's, while an interactive call
+	 * waited within the lending time; otherwise {@code null} (the reserve is lent).
+	 */
+	private Claim.Reserve keptBack(Claim.Reserve reserve, long now) {
+		if (reserve == null || !reserve.batch() || reserve.share() <= 0) {
+			return null;
+		}
+		Long last = this.interactiveWaits.get(reserve.key());
+		return (last != null && now - last < reserve.lendAfterNanos()) ? reserve : null;
+	}
+
+	/** Records that an interactive call could not start at once. */
+	private void waited(Claim.Reserve reserve, long now) {
+		if (reserve != null && !reserve.batch()) {
+			this.interactiveWaits.merge(reserve.key(), now, Math::max);
+		}
 	}
 
 	private RateBucket rate(BucketSpec spec, long now) {

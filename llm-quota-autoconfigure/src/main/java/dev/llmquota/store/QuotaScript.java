@@ -46,12 +46,19 @@ final class QuotaScript {
 						: Long.toString(Math.max(0, latestStart - now) / NANOS_PER_MICRO),
 				Integer.toString(claim.charges().size()), Integer.toString(claim.slots().size()),
 				Integer.toString(claim.holds().size()), lease, Long.toString(micros(leaseTime))));
+		Claim.Reserve reserve = claim.reserve();
+		args.add((reserve == null) ? "" : reserve.batch() ? "b" : "i");
+		args.add((reserve == null) ? "0" : Double.toString(reserve.share()));
+		args.add((reserve == null) ? "0" : Long.toString(reserve.lendAfterNanos() / NANOS_PER_MICRO));
 		buckets(claim.charges(), keys, args, wallNow);
 		for (BucketSpec slot : claim.slots()) {
 			keys.add(slot.key());
 			args.add(Long.toString(slot.enforced()));
 		}
 		keys.addAll(claim.holds());
+		if (reserve != null) {
+			keys.add(reserve.key());
+		}
 		return new Call(keys, args);
 	}
 

@@ -170,7 +170,7 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public Booking book(List<Charge> charges, long now, Instant wallNow, long latestStart) {
-		return book(new Claim(charges, List.of(), List.of()), now, wallNow, latestStart);
+		return book(new Claim(charges), now, wallNow, latestStart);
 	}
 
 	@Override

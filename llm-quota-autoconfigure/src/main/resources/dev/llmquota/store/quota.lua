@@ -113,11 +113,11 @@ local function refill(b, at)
   b.r = total - added * MINUTE
 end
 
--- microseconds from now until the bucket can take `units` (a call larger than the
--- capacity waits for a full bucket)
-local function rate_wait(b, units)
+-- microseconds from now until the bucket can take `units` and keep `floor` after them
+-- (a call larger than the capacity waits for a full bucket)
+local function rate_wait(b, units, floor)
   refill(b, now)
-  local need = math.min(units, b.cap)
+  local need = math.min(units + (floor or 0), b.cap)
   local base = math.max(0, b.t - now)
   if b.l >= need then
     return base
@@ -250,8 +250,14 @@ end
 -- Operations ---------------------------------------------------------------------------
 
 -- book: ARGV[3] latest start in microseconds from now (-1: any), ARGV[4] buckets,
--- ARGV[5] slots, ARGV[6] holds, ARGV[7] lease id, ARGV[8] lease time, then per bucket
--- four values, then per slot its limit. KEYS: buckets, slots, holds, in that order.
+-- ARGV[5] slots, ARGV[6] holds, ARGV[7] lease id, ARGV[8] lease time, ARGV[9] the call's
+-- class for the interactive reserve ('i', 'b', or '' for none), ARGV[10] the reserve's
+-- share of each rate bucket, ARGV[11] how long after an interactive wait the reserve is
+-- lent to batch calls, then per bucket four values, then per slot its limit. KEYS:
+-- buckets, slots, holds, and the key of the last interactive wait, in that order.
+-- A batch call leaves share x capacity in each rate bucket while an interactive call
+-- waited within the lending time; an interactive call that cannot start at once records
+-- that it waited.
 -- Replies {0, now, start} booked; {1, now, index, wait, day} refused by the key at index
 -- (day: a daily counter's stored day, else -1); {2, now, index, penalty end, dimension}
 -- held by a penalty; {3, now, index, dimension, reason, reset, since} exhausted; a
@@ -260,7 +266,19 @@ local function book()
   local latest = tonumber(ARGV[3])
   local nb, ns, nh = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
   local lease, lease_time = ARGV[7], tonumber(ARGV[8])
-  local slot_base = 9 + nb * 4
+  local class, share, lend_after = ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11])
+  local reserve_key = KEYS[nb + ns + nh + 1]
+  local keep = false
+  if class == 'b' and share > 0 then
+    local last = redis.call('GET', reserve_key)
+    keep = last ~= false and now - tonumber(last) < lend_after
+  end
+  local function waited()
+    if class == 'i' then
+      redis.call('SET', reserve_key, fmt(now), 'PX', fmt(div_ceil(lend_after, 1000) + 1000))
+    end
+  end
+  local slot_base = 12 + nb * 4
   local probe, probe_interval = 0, 0
   local start = now
   for i = 1, nh do
@@ -286,24 +304,28 @@ local function book()
   local states, waits = {}, {}
   local binding, longest = 0, -1
   for i = 1, nb do
-    local kind, units, a, b = bucket_args(9, i)
+    local kind, units, a, b = bucket_args(12, i)
     local s = load(KEYS[i], kind, a, b)
     states[i] = s
     local wait
     if kind == 'd' then
       if not day_fits(s, units, a) then
         -- a daily counter is not booked ahead into the next day
+        waited()
         return { 1, now, i, -1, s.d }
       end
       wait = 0
     else
-      wait = rate_wait(s, units)
+      wait = rate_wait(s, units, keep and math.ceil(share * b - 1e-9) or 0)
     end
     waits[i] = wait
     if wait > longest then
       longest = wait
       binding = i
     end
+  end
+  if longest > 0 then
+    waited()
   end
   if longest > 0 and latest >= 0 and longest > latest then
     return { 1, now, binding, longest, -1 }
@@ -316,6 +338,7 @@ local function book()
     local key = KEYS[nb + i]
     redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now))
     if redis.call('ZCARD', key) >= tonumber(ARGV[slot_base + i - 1]) then
+      waited()
       local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
       return { 1, now, nb + i, tonumber(first[2]) - now, -1 }
     end
@@ -326,7 +349,7 @@ local function book()
     redis.call('PEXPIRE', key, fmt(div_ceil(lease_time, 1000) + 1000))
   end
   for i = 1, nb do
-    local kind, units = bucket_args(9, i)
+    local kind, units = bucket_args(12, i)
     local s = states[i]
     if kind == 'd' then
       s.u = s.u + units

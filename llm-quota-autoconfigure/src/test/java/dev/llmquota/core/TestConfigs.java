@@ -40,6 +40,8 @@ public final class TestConfigs {
 
 	private PoolSpec template;
 
+	private Mode mode = Mode.ENFORCE;
+
 	public static TestConfigs provider() {
 		return new TestConfigs();
 	}
@@ -50,6 +52,11 @@ public final class TestConfigs {
 			map.put((Dimension) dimensionsAndValues[i], ((Number) dimensionsAndValues[i + 1]).longValue());
 		}
 		return Limits.of(map);
+	}
+
+	public TestConfigs mode(Mode mode) {
+		this.mode = mode;
+		return this;
 	}
 
 	public TestConfigs headroom(double headroom) {
@@ -119,7 +126,7 @@ public final class TestConfigs {
 
 	private PoolSpec spec(String name, Limits limits, Set<String> aliases, Priority priority) {
 		return new PoolSpec(name, aliases, limits, this.accounting, this.burstWindow, this.expectedLatency, 4096,
-				priority, "chars:4");
+				priority, "chars:4", this.mode);
 	}
 
 	public QuotaConfig build() {

@@ -130,7 +130,7 @@ class QuotaScriptTests {
 		BucketSpec bucket = rate("tokens", 600, 100);
 		String hold = this.prefix + "pool:m:hold";
 		run(QuotaScript.penalize(hold, Dimension.TOKENS_PER_MINUTE, 8 * SECOND * 1000, time()));
-		Claim claim = new Claim(List.of(new Charge(bucket, 10)), List.of(), List.of(hold));
+		Claim claim = new Claim(List.of(new Charge(bucket, 10)), List.of(), List.of(hold), null);
 		assertThat(book(claim, 0)).isEqualTo(new Booking.Held(hold, Dimension.TOKENS_PER_MINUTE, 8 * SECOND * 1000));
 		assertThat(level(bucket)).as("nothing taken").isEqualTo(100);
 		Booking ahead = book(claim, 10 * SECOND);
@@ -143,7 +143,7 @@ class QuotaScriptTests {
 		BucketSpec bucket = rate("requests", 60, 10);
 		String hold = this.prefix + "account:hold";
 		run(QuotaScript.exhaust(hold, null, "insufficient_quota", null, 60 * SECOND * 1000, time()));
-		Claim claim = new Claim(List.of(new Charge(bucket, 1)), List.of(), List.of(hold));
+		Claim claim = new Claim(List.of(new Charge(bucket, 1)), List.of(), List.of(hold), null);
 		assertThat(book(claim, -1)).isEqualTo(new Booking.Exhausted(hold, null, "insufficient_quota", null));
 		this.now += 60 * SECOND;
 		Booking probe = book(claim, -1);
@@ -160,7 +160,7 @@ class QuotaScriptTests {
 		book(claim(List.of(slot)), -1, "busy", 120 * SECOND);
 		run(QuotaScript.exhaust(hold, null, "insufficient_quota", null, 60 * SECOND * 1000, time()));
 		this.now += 60 * SECOND;
-		Claim claim = new Claim(List.of(), List.of(slot), List.of(hold));
+		Claim claim = new Claim(List.of(), List.of(slot), List.of(hold), null);
 		assertThat(book(claim, -1, "probe", 30 * SECOND)).as("no slot for the probe")
 			.isInstanceOf(Booking.Refused.class);
 		run(QuotaScript.release(new Booking.Lease("busy", List.of(slot)), time()));
@@ -174,7 +174,7 @@ class QuotaScriptTests {
 		String hold = this.prefix + "pool:m:hold";
 		Instant reset = this.wall.plusSeconds(3600);
 		run(QuotaScript.exhaust(hold, Dimension.TOKENS_PER_DAY, "daily tokens", reset, 60 * SECOND * 1000, time()));
-		Claim claim = new Claim(List.of(new Charge(bucket, 1)), List.of(), List.of(hold));
+		Claim claim = new Claim(List.of(new Charge(bucket, 1)), List.of(), List.of(hold), null);
 		assertThat(book(claim, -1))
 			.isEqualTo(new Booking.Exhausted(hold, Dimension.TOKENS_PER_DAY, "daily tokens", reset));
 		this.now += 3600 * SECOND;
@@ -210,11 +210,11 @@ class QuotaScriptTests {
 	}
 
 	private static Claim claim(Charge... charges) {
-		return new Claim(List.of(charges), List.of(), List.of());
+		return new Claim(List.of(charges));
 	}
 
 	private static Claim claim(List<BucketSpec> slots) {
-		return new Claim(List.of(), slots, List.of());
+		return new Claim(List.of(), slots, List.of(), null);
 	}
 
 	/** Books with the latest start in microseconds from now (-1: any). */

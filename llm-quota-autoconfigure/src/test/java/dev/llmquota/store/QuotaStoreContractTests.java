@@ -8,6 +8,7 @@ import java.util.List;
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Charge;
+import dev.llmquota.core.Claim;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.QuotaStore;
 import org.junit.jupiter.api.AfterEach;
@@ -27,7 +28,7 @@ public abstract class QuotaStoreContractTests {
 
 	private static final ZoneId UTC = ZoneId.of("UTC");
 
-	private final String prefix = "test-" + System.nanoTime() + "-";
+	protected final String prefix = "test-" + System.nanoTime() + "-";
 
 	protected QuotaStore store;
 
@@ -72,6 +73,11 @@ public abstract class QuotaStoreContractTests {
 
 	private Booking book(long latestStart, Charge... charges) {
 		return this.store.book(List.of(charges), this.now, this.wall, latestStart);
+	}
+
+	private Booking book(long latestStart, Claim.Reserve reserve, Charge... charges) {
+		return this.store.book(new Claim(List.of(charges), List.of(), List.of(), reserve), this.now, this.wall,
+				latestStart);
 	}
 
 	@Test
@@ -194,6 +200,26 @@ public abstract class QuotaStoreContractTests {
 		book(this.now, new Charge(day, 1));
 		this.wall = this.wall.minus(Duration.ofDays(2));
 		assertThat(book(this.now, new Charge(day, 1))).isInstanceOf(Booking.Refused.class);
+	}
+
+	@Test
+	void aBatchCallLeavesTheInteractiveReserveWhileInteractiveCallsWaitAndBorrowsItOtherwise() {
+		Claim.Reserve interactive = new Claim.Reserve(false, this.prefix + "interactive-wait", 0.2, 30 * SECOND);
+		Claim.Reserve batch = new Claim.Reserve(true, this.prefix + "interactive-wait", 0.2, 30 * SECOND);
+		assertThat(book(this.now, interactive, new Charge(rate("a"), 10))).isInstanceOf(Booking.Booked.class);
+		assertThat(book(this.now, interactive, new Charge(rate("a"), 1))).as("an interactive call waits")
+			.isInstanceOf(Booking.Refused.class);
+		advance(Duration.ofSeconds(10));
+		assertThat(book(this.now, batch, new Charge(rate("a"), 8))).isInstanceOf(Booking.Booked.class);
+		assertThat(remaining(rate("a"))).isEqualTo(2);
+		Booking held = book(this.now, batch, new Charge(rate("a"), 1));
+		assertThat(held).as("the last 2 of 10 are kept for interactive calls")
+			.isEqualTo(new Booking.Refused(rate("a"), SECOND));
+		assertThat(book(this.now, interactive, new Charge(rate("a"), 1))).as("interactive calls take the reserve")
+			.isInstanceOf(Booking.Booked.class);
+		advance(Duration.ofSeconds(30));
+		assertThat(book(this.now, batch, new Charge(rate("a"), 10))).as("no interactive wait for 30 s: lent")
+			.isInstanceOf(Booking.Booked.class);
 	}
 
 	@Test

@@ -1,0 +1,134 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import dev.llmquota.QuotaWaitTimeoutException;
+import dev.llmquota.store.LocalQuotaStore;
+import org.junit.jupiter.api.Test;
+
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Shadow mode against enforce mode on one workload and one manual clock: calls arrive
+ * four a second for three seconds, each takes 700 ms whenever it is sent, and the pool
+ * admits one a second. Enforce mode makes them wait, and refuses those that would wait
+ * past {@code max-wait}; shadow mode sends every call at once and reports exactly those
+ * waits and refusals.
+ */
+class ShadowModeTests {
+
+	private static final Duration ARRIVALS = Duration.ofMillis(250);
+
+	private static final int CALLS = 12;
+
+	private static final Duration LATENCY = Duration.ofMillis(700);
+
+	private static final Demand DEMAND = new Demand(50, 100);
+
+	private static final Usage USAGE = new Usage(50, 0, 30);
+
+	@Test
+	void shadowModeReportsExactlyTheWaitsAndRefusalsOfEnforceModeWhileDelayingNothing() {
+		Outcomes enforced = run(Mode.ENFORCE);
+		Outcomes shadowed = run(Mode.SHADOW);
+		assertThat(enforced.waits).as("enforce mode made calls wait")
+			.anySatisfy((wait) -> assertThat(wait).isPositive());
+		assertThat(enforced.refusals).as("and refused some").isNotEmpty();
+		assertThat(shadowed.callerWaits).as("shadow mode delays nothing").containsOnly(0L);
+		assertThat(shadowed.callerFailures).as("and refuses nothing").isEmpty();
+		assertThat(shadowed.waits).as("the waits it reports").containsExactlyElementsOf(enforced.waits);
+		assertThat(shadowed.refusals).as("the refusals it reports").containsExactlyElementsOf(enforced.refusals);
+		assertThat(shadowed.stats.calls()).isEqualTo(enforced.waits.size());
+		assertThat(shadowed.stats.delayed()).isEqualTo(enforced.waits.stream().filter((wait) -> wait > 0).count());
+		assertThat(shadowed.stats.maxDelayNanos()).isEqualTo(Collections.max(enforced.waits));
+		assertThat(shadowed.stats.refused()).isEqualTo(enforced.refusals.size());
+	}
+
+	@Test
+	void offModeLeavesTheBooksUntouched() {
+		ManualClock clock = new ManualClock();
+		QuotaEngine engine = TestConfigs.provider()
+			.mode(Mode.OFF)
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 1))
+			.engine(new LocalQuotaStore(), clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		for (int i = 0; i < 5; i++) {
+			Calls.Call call = Calls.acquire(engine, pool, DEMAND);
+			assertThat(call.admitted()).isTrue();
+			call.permit().complete(USAGE);
+		}
+		assertThat(engine.snapshot(pool).buckets().get(0).remaining()).isEqualTo(1);
+		assertThat(engine.inFlight(pool.account())).isZero();
+	}
+
+	private static Outcomes run(Mode mode) {
+		ManualClock clock = new ManualClock();
+		QuotaEngine engine = TestConfigs.provider()
+			.mode(mode)
+			.maxWait(Duration.ofSeconds(4))
+			.inFlightGate(false)
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 60, TOKENS_PER_MINUTE, 60_000))
+			.engine(new LocalQuotaStore(), clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Outcomes outcomes = new Outcomes();
+		engine.addListener(new QuotaEvents() {
+
+			@Override
+			public void shadowed(Pool shadowedPool, long wouldHaveWaitedNanos) {
+				outcomes.waits.add(wouldHaveWaitedNanos);
+			}
+
+			@Override
+			public void shadowRefused(Pool shadowedPool, Throwable refusal) {
+				outcomes.refusals.add(refusal.getClass().getSimpleName());
+			}
+
+		});
+		for (int i = 0; i < CALLS; i++) {
+			long arrival = clock.nanoTime();
+			engine.acquire(pool, DEMAND, null, null).subscribe((permit) -> {
+				long waited = clock.nanoTime() - arrival;
+				if (mode == Mode.ENFORCE) {
+					outcomes.waits.add(waited);
+				}
+				outcomes.callerWaits.add(waited);
+				// the call takes as long whenever it is sent
+				clock.schedule(LATENCY.toNanos(), () -> permit.complete(USAGE));
+			}, (error) -> {
+				if (mode == Mode.ENFORCE) {
+					outcomes.refusals.add(error.getClass().getSimpleName());
+				}
+				outcomes.callerFailures.add(error);
+			});
+			clock.advance(ARRIVALS);
+		}
+		clock.advance(Duration.ofSeconds(30));
+		outcomes.stats = pool.stats().shadow();
+		Collections.sort(outcomes.waits);
+		Collections.sort(outcomes.refusals);
+		assertThat(outcomes.refusals)
+			.allSatisfy((refusal) -> assertThat(refusal).isEqualTo(QuotaWaitTimeoutException.class.getSimpleName()));
+		return outcomes;
+	}
+
+	private static final class Outcomes {
+
+		final List<Long> waits = new ArrayList<>();
+
+		final List<String> refusals = new ArrayList<>();
+
+		final List<Long> callerWaits = new ArrayList<>();
+
+		final List<Throwable> callerFailures = new ArrayList<>();
+
+		PoolStats.Shadow stats;
+
+	}
+
+}

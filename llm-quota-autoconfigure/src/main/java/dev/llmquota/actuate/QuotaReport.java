@@ -43,6 +43,20 @@ public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) 
 	}
 
 	/**
+	 * A money budget of the entry, in the account's currency.
+	 *
+	 * @param budget the budget per period
+	 * @param spent what the calls of this period cost (reservations of calls in flight
+	 * included)
+	 * @param left what is left
+	 * @param reset when the period ends (ISO-8601)
+	 * @param warning whether the spent share reached {@code budget.warn-at}
+	 */
+	public record BudgetDimension(double budget, double spent, double left, String reset, boolean warning) {
+
+	}
+
+	/**
 	 * What shadow mode saw: what enforce mode would have done to the pool's calls.
 	 *
 	 * @param calls calls checked so far

@@ -72,6 +72,13 @@ public final class QuotaReports {
 			Limits limits = own ? pool.limits() : pool.account().limits();
 			ServerLimit reported = own ? server.get(spec.dimension()) : null;
 			String key = own ? spec.dimension().id() : "account:" + spec.dimension().id();
+			if (spec.dimension().countsMoney()) {
+				dimensions.put(key,
+						budget(spec, new BucketState(bucket.remaining(), spec.capacity(), bucket.untilFull().toNanos()),
+								pool.account().provider().budgetWarnAt(),
+								this.engine.clock().instant().plus(bucket.untilFull())));
+				continue;
+			}
 			dimensions.put(key, rate(spec, limits, reported, bucket.remaining(), bucket.untilFull()));
 			if (reported != null && reported.limit() != null && !pool.learned(spec.dimension())
 					&& !reported.limit().equals(limits.asMap().get(spec.dimension()))) {
@@ -131,6 +138,11 @@ public final class QuotaReports {
 		Instant wallNow = this.engine.clock().instant();
 		for (BucketSpec bucket : account.buckets()) {
 			BucketState state = this.engine.store().state(bucket, now, wallNow);
+			if (bucket.dimension().countsMoney()) {
+				dimensions.put(bucket.dimension().id(), budget(bucket, state, account.provider().budgetWarnAt(),
+						wallNow.plusNanos(state.nanosUntilFull())));
+				continue;
+			}
 			dimensions.put(bucket.dimension().id(),
 					rate(bucket, account.limits(), null, state.remaining(), Duration.ofNanos(state.nanosUntilFull())));
 		}
@@ -149,6 +161,14 @@ public final class QuotaReports {
 		}
 		String reset = (untilFull.isZero()) ? null : this.engine.clock().instant().plus(untilFull).toString();
 		return new QuotaReport.RateDimension(limit, bucket.enforced(), localRemaining, reset, "local", local);
+	}
+
+	/** A money budget, in the account's currency. */
+	private static QuotaReport.BudgetDimension budget(BucketSpec bucket, BucketState state, double warnAt,
+			Instant reset) {
+		long spent = bucket.enforced() - state.remaining();
+		return new QuotaReport.BudgetDimension(bucket.enforced() / 1e6, spent / 1e6,
+				Math.max(0, state.remaining()) / 1e6, reset.toString(), spent >= warnAt * bucket.enforced());
 	}
 
 	private static QuotaReport.Derived derived(Pool pool, QuotaSettings settings) {

@@ -187,6 +187,100 @@ public class LlmQuotaProperties {
 	}
 
 	/**
+	 * Money budgets of a provider entry, in the account's currency, calendar-aligned in
+	 * its day-zone; calls are charged from their models' cost.
+	 */
+	public static class Budget {
+
+		/**
+		 * Most money the entry's calls may cost per calendar day.
+		 */
+		private @Nullable Double perDay;
+
+		/**
+		 * Most money the entry's calls may cost per calendar month.
+		 */
+		private @Nullable Double perMonth;
+
+		/**
+		 * Share of a budget spent at which a warning is logged and shown on the endpoint.
+		 */
+		private double warnAt = 0.8;
+
+		public @Nullable Double getPerDay() {
+			return this.perDay;
+		}
+
+		public void setPerDay(@Nullable Double perDay) {
+			this.perDay = perDay;
+		}
+
+		public @Nullable Double getPerMonth() {
+			return this.perMonth;
+		}
+
+		public void setPerMonth(@Nullable Double perMonth) {
+			this.perMonth = perMonth;
+		}
+
+		public double getWarnAt() {
+			return this.warnAt;
+		}
+
+		public void setWarnAt(double warnAt) {
+			this.warnAt = warnAt;
+		}
+
+	}
+
+	/**
+	 * What a model's tokens cost, per million, in the account's currency.
+	 */
+	public static class Cost {
+
+		/**
+		 * Price of a million input tokens.
+		 */
+		private @Nullable Double input;
+
+		/**
+		 * Price of a million output tokens.
+		 */
+		private @Nullable Double output;
+
+		/**
+		 * Price of a million input tokens read from the provider's prompt cache; the
+		 * input price when unset.
+		 */
+		private @Nullable Double cachedInput;
+
+		public @Nullable Double getInput() {
+			return this.input;
+		}
+
+		public void setInput(@Nullable Double input) {
+			this.input = input;
+		}
+
+		public @Nullable Double getOutput() {
+			return this.output;
+		}
+
+		public void setOutput(@Nullable Double output) {
+			this.output = output;
+		}
+
+		public @Nullable Double getCachedInput() {
+			return this.cachedInput;
+		}
+
+		public void setCachedInput(@Nullable Double cachedInput) {
+			this.cachedInput = cachedInput;
+		}
+
+	}
+
+	/**
 	 * The Redis store (backend: redis).
 	 */
 	public static class Redis {
@@ -516,6 +610,8 @@ public class LlmQuotaProperties {
 		 */
 		private boolean addStreamUsage;
 
+		private final Budget budget = new Budget();
+
 		/**
 		 * What llm-quota does with this entry's calls: enforce (wait for admission and
 		 * handle refusals), shadow (compute and report what it would have delayed or
@@ -641,6 +737,10 @@ public class LlmQuotaProperties {
 			this.mode = mode;
 		}
 
+		public Budget getBudget() {
+			return this.budget;
+		}
+
 		public boolean isAddStreamUsage() {
 			return this.addStreamUsage;
 		}
@@ -741,6 +841,8 @@ public class LlmQuotaProperties {
 		 */
 		private @Nullable Mode mode;
 
+		private final Cost cost = new Cost();
+
 		/**
 		 * Bucket capacity in time for this model; the provider entry's when unset.
 		 */
@@ -798,6 +900,10 @@ public class LlmQuotaProperties {
 
 		public void setMode(@Nullable Mode mode) {
 			this.mode = mode;
+		}
+
+		public Cost getCost() {
+			return this.cost;
 		}
 
 		public Priority getPriority() {

@@ -16,6 +16,7 @@ import java.util.Set;
 
 import dev.llmquota.client.RetrySettings;
 import dev.llmquota.core.Accounting;
+import dev.llmquota.core.Cost;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Limits;
 import dev.llmquota.core.PoolSpec;
@@ -99,7 +100,8 @@ final class QuotaConfigFactory {
 		DialectId dialect = provider.getDialect();
 		ZoneId zone = zone(prefix + "day-zone", provider.getDayZone());
 		positive(prefix + "burst-window", provider.getBurstWindow(), "for example 2s (the default)");
-		Limits account = limits(prefix + "account.", provider.getAccount());
+		Limits account = budgets(prefix + "budget.", provider.getBudget(),
+				limits(prefix + "account.", provider.getAccount()));
 		Map<String, PoolSpec> models = new LinkedHashMap<>();
 		Map<String, String> claimedBy = new HashMap<>();
 		PoolSpec template = null;
@@ -130,7 +132,8 @@ final class QuotaConfigFactory {
 		return new ProviderSpec(id, baseUrl, dialect.id(), region, zone, account, provider.getBurstWindow(),
 				provider.isInFlightGate(), models, Optional.ofNullable(template), unlisted, matchHeader,
 				provider.isAddStreamUsage(),
-				chargeRefused(prefix + "charge-refused", provider.getChargeRefused(), dialect));
+				chargeRefused(prefix + "charge-refused", provider.getChargeRefused(), dialect),
+				provider.getBudget().getWarnAt());
 	}
 
 	private static Set<String> names(PoolSpec spec) {
@@ -166,8 +169,8 @@ final class QuotaConfigFactory {
 					"use o200k_base (GPT-4o and later), cl100k_base (GPT-4, GPT-3.5) or chars:N, N characters per token (e.g. chars:4).");
 		}
 		return new PoolSpec(name, Set.copyOf(model.getAliases()), limits,
-				accounting(provider, dialect, model.getOutputBurndown()), burstWindow, model.getExpectedLatency(),
-				model.getDefaultMaxTokens(), model.getPriority(), tokenizer,
+				accounting(provider, dialect, model.getOutputBurndown(), cost(prefix + "cost.", model.getCost())),
+				burstWindow, model.getExpectedLatency(), model.getDefaultMaxTokens(), model.getPriority(), tokenizer,
 				(model.getMode() != null) ? model.getMode() : provider.getMode());
 	}
 
@@ -208,11 +211,58 @@ final class QuotaConfigFactory {
 	}
 
 	private static Accounting accounting(LlmQuotaProperties.Provider provider, DialectId dialect, int burndown) {
+		return accounting(provider, dialect, burndown, null);
+	}
+
+	private static Accounting accounting(LlmQuotaProperties.Provider provider, DialectId dialect, int burndown,
+			Cost cost) {
 		boolean reserve = (provider.getReserveMaxTokens() != null) ? provider.getReserveMaxTokens()
 				: dialect.reserveMaxTokensByDefault();
 		boolean cached = (provider.getCachedInputCounts() != null) ? provider.getCachedInputCounts()
 				: dialect.cachedInputCountsByDefault();
-		return new Accounting(reserve, provider.isRefundUnusedOutput(), cached, burndown);
+		return new Accounting(reserve, provider.isRefundUnusedOutput(), cached, burndown, cost);
+	}
+
+	/** The entry's money budgets, in millionths, as account dimensions. */
+	private static Limits budgets(String prefix, LlmQuotaProperties.Budget budget, Limits account) {
+		Limits limits = account;
+		if (budget.getPerDay() != null) {
+			limits = limits.with(Dimension.BUDGET_PER_DAY, micros(prefix + "per-day", budget.getPerDay()));
+		}
+		if (budget.getPerMonth() != null) {
+			limits = limits.with(Dimension.BUDGET_PER_MONTH, micros(prefix + "per-month", budget.getPerMonth()));
+		}
+		if (!(budget.getWarnAt() > 0 && budget.getWarnAt() <= 1)) {
+			throw new InvalidQuotaPropertyException(prefix + "warn-at", budget.getWarnAt(),
+					"the share must be above 0 and at most 1", "set the share spent that warns, for example 0.8.");
+		}
+		return limits;
+	}
+
+	private static long micros(String property, double money) {
+		if (!(money > 0) || money > 9e12) {
+			throw new InvalidQuotaPropertyException(property, money, "a budget must be a positive amount",
+					"set the most the calls may cost in the account's currency, for example 50.00.");
+		}
+		return Math.round(money * 1_000_000);
+	}
+
+	private static Cost cost(String prefix, LlmQuotaProperties.Cost cost) {
+		if (cost.getInput() == null && cost.getOutput() == null) {
+			return null;
+		}
+		double input = price(prefix + "input", cost.getInput());
+		double output = price(prefix + "output", cost.getOutput());
+		double cached = (cost.getCachedInput() != null) ? price(prefix + "cached-input", cost.getCachedInput()) : input;
+		return new Cost(input, output, cached);
+	}
+
+	private static double price(String property, Double price) {
+		if (price == null || price < 0 || price.isNaN()) {
+			throw new InvalidQuotaPropertyException(property, price, "a price per million tokens is needed",
+					"set both input and output prices per million tokens, for example 2.50 and 10.00.");
+		}
+		return price;
 	}
 
 	private static Limits limits(String prefix, LlmQuotaProperties.Limits limits) {

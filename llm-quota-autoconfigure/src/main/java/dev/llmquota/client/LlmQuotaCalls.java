@@ -4,13 +4,16 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
+import dev.llmquota.core.Account;
 import dev.llmquota.core.Demand;
+import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.PoolSpec;
 import dev.llmquota.core.Priority;
@@ -80,6 +83,17 @@ public final class LlmQuotaCalls {
 						"Shadow mode: llm-quota would have refused a call to provider '" + pool.provider()
 								+ "', model '" + pool.model() + "' (" + refusal.getMessage()
 								+ "); it went to the provider");
+			}
+
+			@Override
+			public void budgetWarning(Account account, Dimension dimension, long spentMicros, long limitMicros,
+					Instant reset) {
+				LogOnce.warn("budget: " + account.provider().id() + ": " + dimension.id() + ": " + reset,
+						String.format(Locale.ROOT,
+								"Provider '%s' has spent %.2f of its %s of %.2f (%.0f%%); calls fail fast once it is"
+										+ " spent, until %s",
+								account.provider().id(), spentMicros / 1e6, dimension.id(), limitMicros / 1e6,
+								100.0 * spentMicros / limitMicros, reset));
 			}
 
 		});

@@ -8,9 +8,23 @@ package dev.llmquota.core;
  * usage arrives
  * @param cachedInputCounts whether cached input tokens count toward input limits
  * @param outputBurndown how many times each output token counts (at least 1)
+ * @param cost what the model's tokens cost, for money budgets; {@code null} when unknown
+ * (its calls then spend nothing from a budget)
  */
 public record Accounting(boolean reserveMaxTokens, boolean refundUnusedOutput, boolean cachedInputCounts,
-		int outputBurndown) {
+		int outputBurndown, Cost cost) {
+
+	/**
+	 * Accounting without prices.
+	 * @param reserveMaxTokens whether the output ceiling is charged at admission
+	 * @param refundUnusedOutput whether unused output is given back
+	 * @param cachedInputCounts whether cached input counts toward input limits
+	 * @param outputBurndown how many times each output token counts
+	 */
+	public Accounting(boolean reserveMaxTokens, boolean refundUnusedOutput, boolean cachedInputCounts,
+			int outputBurndown) {
+		this(reserveMaxTokens, refundUnusedOutput, cachedInputCounts, outputBurndown, null);
+	}
 
 	public Accounting {
 		if (outputBurndown < 1) {

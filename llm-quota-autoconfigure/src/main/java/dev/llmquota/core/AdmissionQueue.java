@@ -197,6 +197,10 @@ final class AdmissionQueue {
 		for (Charge charge : permit.charges()) {
 			Dimension dimension = charge.bucket().dimension();
 			long delta = (dimension.countsInput() ? inputDelta : 0) + (dimension.countsOutput() ? outputDelta : 0);
+			if (dimension.countsMoney()) {
+				// a budget is charged what the call cost, whatever it reserved
+				delta = ((accounting.cost() != null) ? accounting.cost().micros(usage) : 0) - charge.units();
+			}
 			if (delta != 0 && (delta > 0 || permit.refundable(charge.bucket(), wallNow))) {
 				corrections.add(new Charge(charge.bucket(), delta));
 				refunded |= delta < 0;
@@ -208,6 +212,41 @@ final class AdmissionQueue {
 		if (refunded) {
 			wake();
 		}
+		List<BucketSpec> budgets = permit.charges()
+			.stream()
+			.map(Charge::bucket)
+			.filter((bucket) -> bucket.dimension().countsMoney())
+			.toList();
+		if (!budgets.isEmpty()) {
+			// a shared store is read from its own thread, never a caller's
+			Runnable check = () -> warnOfBudgets(budgets);
+			if (this.storeThread == null) {
+				check.run();
+			}
+			else if (!this.closed) {
+				try {
+					this.storeThread.execute(check);
+				}
+				catch (java.util.concurrent.RejectedExecutionException ex) {
+					// closing: no warning needed
+				}
+			}
+		}
+	}
+
+	/** Tells the observers of budgets spent beyond the entry's warning share. */
+	private void warnOfBudgets(List<BucketSpec> budgets) {
+		long now = this.clock.nanoTime();
+		Instant wallNow = this.clock.instant();
+		double warnAt = this.account.provider().budgetWarnAt();
+		for (BucketSpec budget : budgets) {
+			BucketState state = this.store.state(budget, now, wallNow);
+			long spent = budget.enforced() - state.remaining();
+			if (spent >= warnAt * budget.enforced()) {
+				this.events.budgetWarning(this.account, budget.dimension(), spent, budget.enforced(),
+						wallNow.plusNanos(state.nanosUntilFull()));
+			}
+		}
 	}
 
 	void refuse(QuotaPermit permit, boolean keepRequests) {
@@ -215,7 +254,9 @@ final class AdmissionQueue {
 		Instant wallNow = this.clock.instant();
 		List<Charge> refunds = new ArrayList<>();
 		for (Charge charge : permit.charges()) {
-			boolean give = charge.bucket().dimension().countsTokens() || !keepRequests;
+			// a refused call costs nothing, whatever it counts against the limits
+			Dimension dimension = charge.bucket().dimension();
+			boolean give = dimension.countsTokens() || dimension.countsMoney() || !keepRequests;
 			if (give && charge.units() > 0 && permit.refundable(charge.bucket(), wallNow)) {
 				refunds.add(new Charge(charge.bucket(), -charge.units()));
 			}

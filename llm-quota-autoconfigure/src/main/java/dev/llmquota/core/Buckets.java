@@ -19,7 +19,8 @@ final class Buckets {
 			if (dimension.kind() == Dimension.Kind.CONCURRENCY) {
 				return;
 			}
-			long enforced = settings.enforced(limit);
+			// headroom is for the provider's limits; a money budget is the user's own
+			long enforced = dimension.countsMoney() ? limit : settings.enforced(limit);
 			long capacity = (dimension.kind() == Dimension.Kind.DAILY) ? enforced : capacity(enforced, burstWindow);
 			buckets.add(new BucketSpec(key(provider, scopeKey, dimension.id()), scope, dimension, enforced, capacity,
 					provider.dayZone()));

@@ -16,6 +16,9 @@ public final class DayCounter {
 
 	private final ZoneId zone;
 
+	/** Which calendar period counts: a day, or a month for {@code budget-per-month}. */
+	private final Dimension period;
+
 	private LocalDate day;
 
 	private long used;
@@ -27,12 +30,24 @@ public final class DayCounter {
 	 * @param now the current wall time
 	 */
 	public DayCounter(long limit, ZoneId zone, Instant now) {
+		this(limit, zone, now, Dimension.REQUESTS_PER_DAY);
+	}
+
+	/**
+	 * Creates an unused counter of a dimension's calendar period.
+	 * @param limit the units allowed per period, at least 1
+	 * @param zone the zone whose calendar counts
+	 * @param now the current wall time
+	 * @param period the dimension whose period counts (a day, or a month)
+	 */
+	public DayCounter(long limit, ZoneId zone, Instant now, Dimension period) {
 		if (limit < 1) {
 			throw new IllegalArgumentException("Daily limit must be positive but was " + limit);
 		}
 		this.limit = limit;
 		this.zone = zone;
-		this.day = LocalDate.ofInstant(now, zone);
+		this.period = period;
+		this.day = period.periodStart(LocalDate.ofInstant(now, zone));
 	}
 
 	/**
@@ -44,7 +59,20 @@ public final class DayCounter {
 	 * @return the counter
 	 */
 	public static DayCounter restore(long limit, ZoneId zone, LocalDate day, long used) {
-		DayCounter counter = new DayCounter(limit, zone, day.atStartOfDay(zone).toInstant());
+		return restore(limit, zone, day, used, Dimension.REQUESTS_PER_DAY);
+	}
+
+	/**
+	 * Restores a counter of a dimension's calendar period from stored state.
+	 * @param limit the units allowed per period
+	 * @param zone the zone whose calendar counts
+	 * @param day the stored period's first day
+	 * @param used the units spent in that period
+	 * @param period the dimension whose period counts
+	 * @return the counter
+	 */
+	public static DayCounter restore(long limit, ZoneId zone, LocalDate day, long used, Dimension period) {
+		DayCounter counter = new DayCounter(limit, zone, day.atStartOfDay(zone).toInstant(), period);
 		counter.used = used;
 		return counter;
 	}
@@ -97,11 +125,11 @@ public final class DayCounter {
 	 */
 	public Instant nextReset(Instant now) {
 		roll(now);
-		return this.day.plusDays(1).atStartOfDay(this.zone).toInstant();
+		return this.period.nextPeriod(this.day).atStartOfDay(this.zone).toInstant();
 	}
 
 	private void roll(Instant now) {
-		LocalDate today = LocalDate.ofInstant(now, this.zone);
+		LocalDate today = this.period.periodStart(LocalDate.ofInstant(now, this.zone));
 		if (today.isAfter(this.day)) {
 			this.day = today;
 			this.used = 0;

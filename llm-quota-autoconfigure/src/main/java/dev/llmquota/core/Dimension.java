@@ -26,7 +26,19 @@ public enum Dimension {
 	REQUESTS_PER_DAY(Kind.DAILY, false),
 
 	/** Combined tokens per calendar day. */
-	TOKENS_PER_DAY(Kind.DAILY, true);
+	TOKENS_PER_DAY(Kind.DAILY, true),
+
+	/**
+	 * Money per calendar day, in millionths of the account's currency; from the models'
+	 * {@code cost}.
+	 */
+	BUDGET_PER_DAY(Kind.DAILY, false),
+
+	/**
+	 * Money per calendar month, in millionths of the account's currency; from the models'
+	 * {@code cost}.
+	 */
+	BUDGET_PER_MONTH(Kind.DAILY, false);
 
 	/**
 	 * How a dimension meters its units.
@@ -39,7 +51,10 @@ public enum Dimension {
 		/** A count of calls in flight. */
 		CONCURRENCY,
 
-		/** A counter reset at the start of each calendar day. */
+		/**
+		 * A counter reset at the start of each calendar day (each month for
+		 * {@code budget-per-month}).
+		 */
 		DAILY
 
 	}
@@ -93,7 +108,36 @@ public enum Dimension {
 			case INPUT_TOKENS_PER_MINUTE -> demand.inputTokens();
 			case OUTPUT_TOKENS_PER_MINUTE -> output;
 			case TOKENS_PER_MINUTE, TOKENS_PER_DAY -> Arith.saturatedAdd(demand.inputTokens(), output);
+			case BUDGET_PER_DAY, BUDGET_PER_MONTH ->
+				(accounting.cost() != null) ? accounting.cost().microsAtAdmission(demand) : 0;
 		};
+	}
+
+	/**
+	 * Returns whether this dimension counts money rather than calls or tokens.
+	 * @return whether units are millionths of the account's currency
+	 */
+	public boolean countsMoney() {
+		return this == BUDGET_PER_DAY || this == BUDGET_PER_MONTH;
+	}
+
+	/**
+	 * Returns the first day of the calendar period a day belongs to: the day itself, or
+	 * the first of its month for a monthly dimension.
+	 * @param day a calendar day
+	 * @return the start of its period
+	 */
+	public java.time.LocalDate periodStart(java.time.LocalDate day) {
+		return (this == BUDGET_PER_MONTH) ? day.withDayOfMonth(1) : day;
+	}
+
+	/**
+	 * Returns the first day of the next period.
+	 * @param periodStart the start of a period
+	 * @return the start of the next
+	 */
+	public java.time.LocalDate nextPeriod(java.time.LocalDate periodStart) {
+		return (this == BUDGET_PER_MONTH) ? periodStart.plusMonths(1) : periodStart.plusDays(1);
 	}
 
 	/**

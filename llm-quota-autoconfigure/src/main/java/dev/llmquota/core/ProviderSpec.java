@@ -27,13 +27,40 @@ import java.util.Optional;
  * chunk when they do not ask themselves
  * @param chargeRefusedRequests whether a refused attempt keeps its request charged (the
  * provider counts refused requests against its per-minute limit)
+ * @param budgetWarnAt the share of a money budget spent at which a warning is raised
  */
 public record ProviderSpec(String id, URI baseUrl, String dialect, String region, ZoneId dayZone, Limits account,
 		Duration accountBurstWindow, boolean inFlightGate, Map<String, PoolSpec> models, Optional<PoolSpec> template,
-		PoolSpec unlisted, Optional<MatchHeader> matchHeader, boolean addStreamUsage, boolean chargeRefusedRequests) {
+		PoolSpec unlisted, Optional<MatchHeader> matchHeader, boolean addStreamUsage, boolean chargeRefusedRequests,
+		double budgetWarnAt) {
 
 	public ProviderSpec {
 		models = Map.copyOf(models);
+	}
+
+	/**
+	 * An entry that warns at 80% of a budget.
+	 * @param id the entry's id
+	 * @param baseUrl the base URL
+	 * @param dialect the dialect id
+	 * @param region the region label
+	 * @param dayZone the zone of calendar days
+	 * @param account the account's ceilings
+	 * @param accountBurstWindow the account buckets' capacity in time
+	 * @param inFlightGate whether in-flight bounds are enforced
+	 * @param models the configured pools
+	 * @param template the template of unlisted models
+	 * @param unlisted the settings of unlisted models without a template
+	 * @param matchHeader the header calls must carry
+	 * @param addStreamUsage whether streams are asked for usage
+	 * @param chargeRefusedRequests whether refused attempts keep their request charged
+	 */
+	public ProviderSpec(String id, URI baseUrl, String dialect, String region, ZoneId dayZone, Limits account,
+			Duration accountBurstWindow, boolean inFlightGate, Map<String, PoolSpec> models,
+			Optional<PoolSpec> template, PoolSpec unlisted, Optional<MatchHeader> matchHeader, boolean addStreamUsage,
+			boolean chargeRefusedRequests) {
+		this(id, baseUrl, dialect, region, dayZone, account, accountBurstWindow, inFlightGate, models, template,
+				unlisted, matchHeader, addStreamUsage, chargeRefusedRequests, 0.8);
 	}
 
 	/**

@@ -624,6 +624,12 @@ public final class QuotaEngine implements AutoCloseable {
 			each((listener) -> listener.shadowRefused(pool, refusal));
 		}
 
+		@Override
+		public void budgetWarning(Account account, Dimension dimension, long spentMicros, long limitMicros,
+				Instant reset) {
+			each((listener) -> listener.budgetWarning(account, dimension, spentMicros, limitMicros, reset));
+		}
+
 	}
 
 }

@@ -1,5 +1,7 @@
 package dev.llmquota.core;
 
+import java.time.Instant;
+
 /**
  * What the engine tells observers (metrics) as calls pass; every method defaults to
  * nothing. Called outside the engine's locks; implementations must be quick and must not
@@ -76,6 +78,18 @@ public interface QuotaEvents {
 	 * @param refusal what enforce mode would have raised
 	 */
 	default void shadowRefused(Pool pool, Throwable refusal) {
+	}
+
+	/**
+	 * A money budget of an account has reached its warning share.
+	 * @param account the account
+	 * @param dimension {@code budget-per-day} or {@code budget-per-month}
+	 * @param spentMicros what was spent this period, in millionths
+	 * @param limitMicros the budget, in millionths
+	 * @param reset when the period ends
+	 */
+	default void budgetWarning(Account account, Dimension dimension, long spentMicros, long limitMicros,
+			Instant reset) {
 	}
 
 }

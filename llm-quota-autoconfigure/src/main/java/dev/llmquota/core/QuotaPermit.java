@@ -233,8 +233,9 @@ public final class QuotaPermit {
 	 * never charged it).
 	 */
 	boolean refundable(BucketSpec bucket, Instant wallNow) {
-		return !bucket.daily() || LocalDate.ofInstant(this.admittedWall, bucket.zone())
-			.equals(LocalDate.ofInstant(wallNow, bucket.zone()));
+		Dimension period = bucket.dimension();
+		return !bucket.daily() || period.periodStart(LocalDate.ofInstant(this.admittedWall, bucket.zone()))
+			.equals(period.periodStart(LocalDate.ofInstant(wallNow, bucket.zone())));
 	}
 
 }

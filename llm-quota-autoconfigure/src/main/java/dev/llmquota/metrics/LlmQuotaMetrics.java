@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Cost;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Pool;
@@ -42,6 +43,8 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 	static final String WAIT = "llm.quota.wait";
 
 	static final String WAITING = "llm.quota.waiting";
+
+	static final String SPEND = "llm.quota.spend";
 
 	static final String SHADOW_WAIT = "llm.quota.shadow.wait";
 
@@ -103,7 +106,9 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 				Tags tags = tags(pool).and("scope", scope.id(), "dimension", dimension.id());
 				boolean limited = (scope == BucketSpec.Scope.POOL ? pool.limits() : pool.account().limits()).asMap()
 					.containsKey(dimension);
-				if (!limited && scope == BucketSpec.Scope.ACCOUNT) {
+				if (!limited && (scope == BucketSpec.Scope.ACCOUNT || dimension.countsMoney())) {
+					// budgets are the account's; the pool shows the dimensions it may
+					// limit
 					continue;
 				}
 				meters.add(Gauge.builder(LIMIT, () -> limit(pool, scope, dimension))
@@ -205,6 +210,14 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 	public void reconciled(Pool pool, Demand demand, Usage usage, long reservedOutput, long billedOutput) {
 		MeterRegistry registry = registryFor(pool);
 		if (registry != null) {
+			Cost cost = pool.spec().accounting().cost();
+			if (cost != null) {
+				Counter.builder(SPEND)
+					.description("What calls cost, from their usage and the model's prices")
+					.tags(tags(pool))
+					.register(registry)
+					.increment(cost.micros(usage) / 1e6);
+			}
 			Counter.builder(OUTPUT_RESERVED)
 				.description("Output tokens reserved at admission by calls that reported usage")
 				.baseUnit("tokens")
@@ -251,6 +264,9 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 	}
 
 	private static String unit(Dimension dimension) {
+		if (dimension.countsMoney()) {
+			return "micros";
+		}
 		return dimension.countsTokens() ? "tokens" : "requests";
 	}
 

@@ -249,9 +249,9 @@ public final class LocalQuotaStore implements QuotaStore {
 	private DayCounter day(BucketSpec spec, Instant wallNow) {
 		DayCounter counter = this.days.get(spec.key());
 		if (counter == null || counter.limit() != spec.enforced()) {
-			counter = (counter != null)
-					? DayCounter.restore(spec.enforced(), spec.zone(), counter.day(), counter.used(wallNow))
-					: new DayCounter(spec.enforced(), spec.zone(), wallNow);
+			counter = (counter != null) ? DayCounter.restore(spec.enforced(), spec.zone(), counter.day(),
+					counter.used(wallNow), spec.dimension())
+					: new DayCounter(spec.enforced(), spec.zone(), wallNow, spec.dimension());
 			this.days.put(spec.key(), counter);
 		}
 		return counter;

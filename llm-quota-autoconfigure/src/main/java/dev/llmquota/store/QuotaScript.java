@@ -212,8 +212,8 @@ final class QuotaScript {
 			BucketSpec bucket = charge.bucket();
 			keys.add(bucket.key());
 			if (bucket.daily()) {
-				args.addAll(List.of("d", Long.toString(charge.units()), Long.toString(bucket.enforced()),
-						Long.toString(LocalDate.ofInstant(wallNow, bucket.zone()).toEpochDay())));
+				args.addAll(List.of("d", Long.toString(charge.units()), Long.toString(bucket.enforced()), Long.toString(
+						bucket.dimension().periodStart(LocalDate.ofInstant(wallNow, bucket.zone())).toEpochDay())));
 			}
 			else {
 				args.addAll(List.of("r", Long.toString(charge.units()), Long.toString(bucket.enforced()),
@@ -222,9 +222,15 @@ final class QuotaScript {
 		}
 	}
 
-	/** Nanoseconds from now until the day after the stored one starts, at least 1. */
+	/**
+	 * Nanoseconds from now until the period after the stored one starts (the next day, or
+	 * month), at least 1.
+	 */
 	private static long untilNextDay(BucketSpec bucket, long storedDay, Instant wallNow) {
-		Instant next = LocalDate.ofEpochDay(storedDay).plusDays(1).atStartOfDay(bucket.zone()).toInstant();
+		Instant next = bucket.dimension()
+			.nextPeriod(LocalDate.ofEpochDay(storedDay))
+			.atStartOfDay(bucket.zone())
+			.toInstant();
 		return Math.max(1, Duration.between(wallNow, next).toNanos());
 	}
 

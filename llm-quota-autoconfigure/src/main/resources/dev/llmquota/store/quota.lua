@@ -15,8 +15,9 @@
 -- again, so idle keys disappear.
 --
 -- Daily counters are hashes {d = day, u = used}. The caller names today's day number in
--- its zone (Lua has no time zones); a day number lower than the stored one (a wall clock
--- that jumped back) never resets the counter.
+-- its zone (Lua has no time zones), or the number of the first day of this month for a
+-- monthly budget; a number lower than the stored one (a wall clock that jumped back)
+-- never resets the counter.
 --
 -- Slots are sorted sets of leases (member = lease id, score = expiry): in-flight calls
 -- counted across replicas. A replica that dies stops renewing; its leases expire.
@@ -154,7 +155,8 @@ end
 
 -- Daily counters -----------------------------------------------------------------------
 
-local DAY_TTL = 2 * 86400 * 1000
+-- long enough for a monthly budget
+local DAY_TTL = 40 * 86400 * 1000
 
 local function load_day(key, today)
   local v = redis.call('HMGET', key, 'd', 'u')

@@ -2,7 +2,9 @@ package dev.llmquota.actuate;
 
 import java.time.Duration;
 
+import dev.llmquota.core.Accounting;
 import dev.llmquota.core.Calls;
+import dev.llmquota.core.Cost;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ManualClock;
@@ -51,6 +53,33 @@ class QuotaReportsTests {
 			Calls.acquire(engine, pool, new Demand(3_200, 256)).permit().complete(new Usage(3_200, 0, 40));
 		}
 		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("input-tokens-per-minute");
+	}
+
+	@Test
+	void aBudgetShowsWhatWasSpentWhatIsLeftWhenItResetsAndWhetherItWarns() {
+		QuotaEngine engine = TestConfigs.provider()
+			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
+			.account(limits(Dimension.BUDGET_PER_DAY, 100_000))
+			.model("gpt-4o", limits())
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		for (int i = 0; i < 3; i++) {
+			// 1,000 x 10 + 500 x 30 = 0.025 each
+			Calls.acquire(engine, pool, new Demand(1_000, 1_000)).permit().complete(new Usage(1_000, 0, 500));
+		}
+		QuotaReport.BudgetDimension budget = (QuotaReport.BudgetDimension) new QuotaReports(engine).report(null)
+			.accounts()
+			.get(0)
+			.dimensions()
+			.get("budget-per-day");
+		assertThat(budget).isEqualTo(new QuotaReport.BudgetDimension(0.1, 0.075, 0.025, "2026-12-01T00:00:00Z", false));
+		Calls.acquire(engine, pool, new Demand(0, 0)).permit().complete(new Usage(500, 0, 0));
+		budget = (QuotaReport.BudgetDimension) new QuotaReports(engine).report(null)
+			.accounts()
+			.get(0)
+			.dimensions()
+			.get("budget-per-day");
+		assertThat(budget.warning()).as("0.08 of 0.10 spent: the 80% warning").isTrue();
 	}
 
 	@Test

@@ -2,7 +2,9 @@ package dev.llmquota.autoconfigure;
 
 import java.time.Duration;
 
+import dev.llmquota.core.Cost;
 import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.PoolSnapshot;
 import dev.llmquota.core.Priority;
@@ -155,6 +157,35 @@ class LlmQuotaAutoConfigurationTests {
 				FailureAnalysis analysis = analyze(context.getStartupFailure());
 				assertThat(analysis.getDescription()).contains("llm.quota.providers.openai.models.b.aliases");
 			});
+	}
+
+	@Test
+	void bindsBudgetsInMillionthsAndPricesPerMillionTokens() {
+		this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+				"llm.quota.providers.openai.budget.per-day=50", "llm.quota.providers.openai.budget.per-month=1200.5",
+				"llm.quota.providers.openai.budget.warn-at=0.9",
+				"llm.quota.providers.openai.models.gpt-4o.cost.input=2.5",
+				"llm.quota.providers.openai.models.gpt-4o.cost.output=10",
+				"llm.quota.providers.openai.models.gpt-4o.mode=shadow", "llm.quota.providers.openai.mode=off")
+			.run((context) -> {
+				QuotaEngine engine = context.getBean(QuotaEngine.class);
+				Pool pool = engine.pool("openai", "gpt-4o");
+				assertThat(pool.account().limits().asMap()).containsEntry(Dimension.BUDGET_PER_DAY, 50_000_000L)
+					.containsEntry(Dimension.BUDGET_PER_MONTH, 1_200_500_000L);
+				assertThat(pool.account().provider().budgetWarnAt()).isEqualTo(0.9);
+				assertThat(pool.spec().accounting().cost()).isEqualTo(new Cost(2.5, 10, 2.5));
+				assertThat(pool.spec().mode()).isEqualTo(Mode.SHADOW);
+				assertThat(engine.pool("openai", "other").spec().mode()).isEqualTo(Mode.OFF);
+			});
+	}
+
+	@Test
+	void aNegativeBudgetStopsStartUpNamingTheProperty() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.budget.per-day=-5")
+			.run((context) -> assertThat(analyze(context.getStartupFailure()).getDescription())
+				.contains("llm.quota.providers.openai.budget.per-day"));
 	}
 
 	@Configuration(proxyBeanMethods = false)

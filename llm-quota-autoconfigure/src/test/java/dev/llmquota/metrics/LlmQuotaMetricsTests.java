@@ -90,7 +90,10 @@ class LlmQuotaMetricsTests {
 		WeakReference<Pool> unlisted = new WeakReference<>(engine.pool("openai", "o3"));
 		Calls.acquire(engine, unlisted.get(), new Demand(1, 1)).permit().complete(new Usage(1, 0, 1));
 		System.gc();
-		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o3").gauge().value()).isEqualTo(100);
+		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT)
+			.tags("model", "o3", "scope", "pool", "dimension", "requests-per-minute")
+			.gauge()
+			.value()).isEqualTo(100);
 		engine.pool("openai", "o4");
 		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o3").gauges()).isEmpty();
 		assertThat(this.registry.find(LlmQuotaMetrics.WAIT).tag("model", "o3").meters()).isEmpty();

@@ -5,15 +5,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 
+import dev.llmquota.BudgetExhaustedException;
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaWaitTimeoutException;
+import dev.llmquota.core.Accounting;
 import dev.llmquota.core.Calls;
+import dev.llmquota.core.Cost;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.ManualClock;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaState;
 import dev.llmquota.core.TestConfigs;
+import dev.llmquota.core.Usage;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,6 +28,7 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static dev.llmquota.core.Calls.acquire;
+import static dev.llmquota.core.Dimension.BUDGET_PER_DAY;
 import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
 import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
 import static dev.llmquota.core.TestConfigs.limits;
@@ -230,6 +235,31 @@ class SharedEngineTests {
 					&& pool(two).account().limits().asMap().get(REQUESTS_PER_MINUTE) == 1_000);
 		QuotaEngine later = replica();
 		await().atMost(PATIENCE).until(() -> pool(later).limits().asMap().get(REQUESTS_PER_MINUTE) == 120);
+	}
+
+	@Test
+	void aSpentBudgetStaysSpentWhenAReplicaRestarts() {
+		// 40 millionths a token: a call of 1,000 tokens in and out reserves and costs
+		// 0.08
+		TestConfigs config = TestConfigs.provider()
+			.inFlightGate(false)
+			.accounting(new Accounting(true, true, true, 1, new Cost(40, 40, 40)))
+			.account(limits(BUDGET_PER_DAY, 200_000))
+			.model("gpt-4o", limits());
+		QuotaEngine before = replica(config);
+		for (int i = 0; i < 2; i++) {
+			Calls.Call call = call(before);
+			await().atMost(PATIENCE).until(call::admitted);
+			call.permit().complete(new Usage(1_000, 0, 1_000));
+		}
+		Calls.Call third = acquire(before, pool(before), new Demand(1_000, 1_000));
+		await().atMost(PATIENCE).until(() -> third.error() != null);
+		assertThat(third.error()).isInstanceOf(BudgetExhaustedException.class);
+		before.close();
+		QuotaEngine after = replica(config);
+		Calls.Call afterRestart = acquire(after, pool(after), new Demand(1_000, 1_000));
+		await().atMost(PATIENCE).until(() -> afterRestart.error() != null);
+		assertThat(afterRestart.error()).isInstanceOf(BudgetExhaustedException.class);
 	}
 
 	/** How many times the script ran on the server. */

@@ -1,0 +1,46 @@
+package dev.llmquota.core;
+
+/**
+ * What a model's tokens cost, per million, in the account's currency. A price per million
+ * tokens is also the price of one token in millionths of the currency, the unit budgets
+ * count in. Costs are rounded up: a budget is never under-charged.
+ *
+ * @param inputPerMillion the price of a million input tokens
+ * @param outputPerMillion the price of a million output tokens
+ * @param cachedInputPerMillion the price of a million input tokens read from the
+ * provider's prompt cache
+ */
+public record Cost(double inputPerMillion, double outputPerMillion, double cachedInputPerMillion) {
+
+	public Cost {
+		if (inputPerMillion < 0 || outputPerMillion < 0 || cachedInputPerMillion < 0) {
+			throw new IllegalArgumentException("prices must not be negative");
+		}
+	}
+
+	/**
+	 * Returns what a call reserves at admission: its input estimate and its whole output
+	 * ceiling, in millionths.
+	 * @param demand the call's demand
+	 * @return the cost reserved
+	 */
+	public long microsAtAdmission(Demand demand) {
+		return micros(demand.inputTokens() * this.inputPerMillion + demand.outputCeiling() * this.outputPerMillion);
+	}
+
+	/**
+	 * Returns what a call cost, in millionths.
+	 * @param usage what the provider reported
+	 * @return the cost
+	 */
+	public long micros(Usage usage) {
+		long uncached = usage.inputTokens() - usage.cachedInputTokens();
+		return micros(uncached * this.inputPerMillion + usage.cachedInputTokens() * this.cachedInputPerMillion
+				+ usage.outputTokens() * this.outputPerMillion);
+	}
+
+	private static long micros(double amount) {
+		return (long) Math.ceil(amount - 1e-6);
+	}
+
+}

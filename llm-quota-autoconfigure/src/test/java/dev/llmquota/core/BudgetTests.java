@@ -1,0 +1,122 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+
+import dev.llmquota.BudgetExhaustedException;
+import dev.llmquota.store.LocalQuotaStore;
+import org.junit.jupiter.api.Test;
+
+import static dev.llmquota.core.Dimension.BUDGET_PER_DAY;
+import static dev.llmquota.core.Dimension.BUDGET_PER_MONTH;
+import static dev.llmquota.core.Dimension.TOKENS_PER_DAY;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Money budgets: a call reserves what it may cost (its input estimate and whole output
+ * ceiling at the model's prices), is charged what it did cost, and is refused once the
+ * period's budget cannot pay for it, until the next calendar day or month in the entry's
+ * zone.
+ */
+class BudgetTests {
+
+	/**
+	 * 10 per million input tokens, 30 per million output: 10 and 30 millionths a token.
+	 */
+	private static final Accounting PRICED = new Accounting(true, true, true, 1, new Cost(10, 30, 10));
+
+	/** Reserves 1,000 x 10 + 1,000 x 30 = 40,000 millionths (0.04). */
+	private static final Demand DEMAND = new Demand(1_000, 1_000);
+
+	/** Costs 1,000 x 10 + 500 x 30 = 25,000 millionths (0.025). */
+	private static final Usage USAGE = new Usage(1_000, 0, 500);
+
+	private final ManualClock clock = new ManualClock(Instant.parse("2026-11-30T12:00:00Z"));
+
+	private QuotaEngine engine(Dimension budget, ZoneId zone) {
+		return TestConfigs.provider()
+			.accounting(PRICED)
+			.zone(zone)
+			.maxWait(Duration.ofSeconds(30))
+			.account(limits(budget, 1_000_000))
+			.model("gpt-4o", limits())
+			.engine(new LocalQuotaStore(), this.clock);
+	}
+
+	/** Admits and completes calls until one is refused; returns how many went. */
+	private int spend(QuotaEngine engine) {
+		Pool pool = engine.pool("openai", "gpt-4o");
+		for (int calls = 0;; calls++) {
+			Calls.Call call = Calls.acquire(engine, pool, DEMAND);
+			if (!call.admitted()) {
+				assertThat(call.error()).isInstanceOf(BudgetExhaustedException.class);
+				return calls;
+			}
+			call.permit().complete(USAGE);
+		}
+	}
+
+	@Test
+	void aBudgetAdmitsCallsWhileItCanPayForWhatTheyReserveAndChargesWhatTheyCost() {
+		QuotaEngine engine = engine(BUDGET_PER_DAY, ZoneId.of("UTC"));
+		// after 38 calls 0.95 is spent: a 39th reserving 0.04 fits, a 40th does not
+		assertThat(spend(engine)).isEqualTo(39);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		assertThat(engine.snapshot(pool).buckets().get(0).remaining()).as("left of 1.00 after 39 x 0.025")
+			.isEqualTo(1_000_000 - 39 * 25_000);
+		Calls.Call refused = Calls.acquire(engine, pool, DEMAND);
+		BudgetExhaustedException error = (BudgetExhaustedException) refused.error();
+		assertThat(error.getDimension()).isEqualTo("budget-per-day");
+		assertThat(error.getMessage()).contains("2026-12-01T00:00:00Z");
+	}
+
+	@Test
+	void aRefusedCallCostsNothing() {
+		QuotaEngine engine = engine(BUDGET_PER_DAY, ZoneId.of("UTC"));
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.Call call = Calls.acquire(engine, pool, DEMAND);
+		call.permit().refuse(true);
+		call.permit().release();
+		assertThat(engine.snapshot(pool).buckets().get(0).remaining()).isEqualTo(1_000_000);
+	}
+
+	@Test
+	void aDailyBudgetComesBackAtMidnightInItsZone() {
+		// 12:00 UTC is 04:00 in Los Angeles: its day ends at 08:00 UTC tomorrow
+		QuotaEngine engine = engine(BUDGET_PER_DAY, ZoneId.of("America/Los_Angeles"));
+		spend(engine);
+		this.clock.advance(Duration.ofHours(20).minusMinutes(1));
+		assertThat(spend(engine)).as("23:59 in Los Angeles: the reset is beyond max-wait").isZero();
+		this.clock.advance(Duration.ofSeconds(50));
+		Calls.Call waiting = Calls.acquire(engine, engine.pool("openai", "gpt-4o"), DEMAND);
+		assertThat(waiting.admitted() || waiting.error() != null).as("23:59:50: within max-wait, it waits").isFalse();
+		this.clock.advance(Duration.ofSeconds(10));
+		assertThat(waiting.admitted()).as("midnight in Los Angeles").isTrue();
+		assertThat(waiting.waited()).isEqualTo(Duration.ofSeconds(10));
+	}
+
+	@Test
+	void aMonthlyBudgetComesBackOnTheFirstOfTheMonth() {
+		QuotaEngine engine = engine(BUDGET_PER_MONTH, ZoneId.of("UTC"));
+		spend(engine);
+		this.clock.advance(Duration.ofHours(11));
+		assertThat(spend(engine)).as("November 30th, 23:00").isZero();
+		this.clock.advance(Duration.ofHours(1));
+		assertThat(spend(engine)).as("December 1st").isEqualTo(39);
+	}
+
+	@Test
+	void aTokenCapStopsCallsAtItsLimitToo() {
+		QuotaEngine engine = TestConfigs.provider()
+			.accounting(PRICED)
+			.account(limits(TOKENS_PER_DAY, 20_000))
+			.model("gpt-4o", limits())
+			.engine(new LocalQuotaStore(), this.clock);
+		// each call reserves 2,000 tokens and is charged the 1,500 it used: the 14th does
+		// not fit
+		assertThat(spend(engine)).isEqualTo(13);
+	}
+
+}

@@ -63,6 +63,9 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private static final Duration LOOK_AGAIN = Duration.ofSeconds(1);
 
+	/** The longest wait for Redis at start-up, when the connection opens. */
+	private static final Duration FIRST_ANSWER = Duration.ofSeconds(5);
+
 	/** A key no hold uses, for a last round trip on close. */
 	private static final String CLOSING = "llmq:closing";
 
@@ -454,12 +457,19 @@ public final class RedisQuotaStore implements QuotaStore {
 			.toFuture();
 	}
 
+	/**
+	 * Loads the script at start-up, when the first command also opens the connection: it
+	 * may take longer than one answer should, so it gets {@link #FIRST_ANSWER}.
+	 */
 	private void loadScript() {
 		try {
-			scriptLoad().onErrorResume((error) -> {
-				failed(error);
-				return Mono.empty();
-			}).toFuture().get();
+			scriptLoad(FIRST_ANSWER.compareTo(this.settings.timeout()) > 0 ? FIRST_ANSWER : this.settings.timeout())
+				.onErrorResume((error) -> {
+					failed(error);
+					return Mono.empty();
+				})
+				.toFuture()
+				.get();
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -469,12 +479,12 @@ public final class RedisQuotaStore implements QuotaStore {
 		}
 	}
 
-	private Mono<String> scriptLoad() {
+	private Mono<String> scriptLoad(Duration timeout) {
 		return Flux
 			.defer(() -> this.redis.execute((connection) -> connection.scriptingCommands()
 				.scriptLoad(ByteBuffer.wrap(SCRIPT.getScriptAsString().getBytes(StandardCharsets.UTF_8)))))
 			.next()
-			.timeout(this.settings.timeout());
+			.timeout(timeout);
 	}
 
 	/**
@@ -527,7 +537,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		if (this.downSince == null || !this.confirming.compareAndSet(false, true)) {
 			return;
 		}
-		scriptLoad().doFinally((signal) -> this.confirming.set(false)).subscribe((sha) -> {
+		scriptLoad(this.settings.timeout()).doFinally((signal) -> this.confirming.set(false)).subscribe((sha) -> {
 			Map<String, List<Booking.Lease>> byEntry = this.leases.values()
 				.stream()
 				.collect(Collectors.groupingBy((lease) -> QuotaScript.hashTag(lease.slots().get(0).key())));

@@ -1,5 +1,7 @@
 package dev.llmquota.autoconfigure;
 
+import java.time.Duration;
+
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.store.EmbeddedRedis;
 import dev.llmquota.store.LocalQuotaStore;
@@ -15,6 +17,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Wiring of {@link LlmQuotaRedisAutoConfiguration}.
@@ -38,7 +41,8 @@ class LlmQuotaRedisAutoConfigurationTests {
 	void theRedisStoreOnSpringBootsReactiveConnectionWhenChosen() {
 		this.runner.withPropertyValues("llm.quota.backend=redis").run((context) -> {
 			assertThat(context).hasSingleBean(RedisQuotaStore.class).doesNotHaveBean(LocalQuotaStore.class);
-			assertThat(context.getBean(QuotaEngine.class).store().status().reachable()).isTrue();
+			QuotaEngine engine = context.getBean(QuotaEngine.class);
+			await().atMost(Duration.ofSeconds(10)).until(() -> engine.store().status().reachable());
 		});
 	}
 

@@ -6,7 +6,8 @@ import java.util.Map;
  * Which dimension binds a pool: the one that admits the fewest calls per minute for the
  * pool's recent mix of calls. A request-rate limit admits its rate; a token rate admits
  * it divided by the tokens an average call takes; concurrency admits it times a minute
- * over the latency; a daily limit admits a 1,440th of it.
+ * over the latency; a daily limit admits a 1,440th of it. Money budgets are spend caps,
+ * shown with what is left of them, not rates: they never bind here.
  */
 public final class Binding {
 
@@ -28,6 +29,9 @@ public final class Binding {
 		double lowest = Double.MAX_VALUE;
 		for (Limits limits : new Limits[] { pool.limits(), pool.account().limits() }) {
 			for (Map.Entry<Dimension, Long> limit : limits.asMap().entrySet()) {
+				if (limit.getKey().countsMoney()) {
+					continue;
+				}
 				double calls = callsPerMinute(limit.getKey(), settings.enforced(limit.getValue()), mix, pool);
 				if (calls < lowest) {
 					lowest = calls;

@@ -1,0 +1,37 @@
+package dev.llmquota.sample;
+
+import java.time.Duration;
+
+import dev.llmquota.test.simulator.ProviderSimulator;
+
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Profile;
+
+/**
+ * The demo profile's provider: the simulator, in-process on loopback, with the seeds'
+ * account (500 requests and 200,000 input tokens per minute) enforced over a 10-second
+ * window, as a real provider's would be.
+ */
+@Configuration(proxyBeanMethods = false)
+@Profile("demo")
+class DemoSimulatorConfiguration {
+
+	@Bean(destroyMethod = "close")
+	ProviderSimulator providerSimulator(DemoProperties properties) {
+		DemoProperties.Simulator simulator = properties.getSimulator();
+		return ProviderSimulator.builder()
+			.host("127.0.0.1")
+			.port(simulator.getPort())
+			.window(Duration.ofSeconds(10))
+			.model(properties.getModel(),
+					(limits) -> limits.requestsPerMinute(simulator.getRequestsPerMinute())
+						.inputTokensPerMinute(simulator.getInputTokensPerMinute()))
+			.latency((latency) -> latency.timeToFirstToken(simulator.getTimeToFirstToken())
+				.perOutputToken(Duration.ofMillis(5))
+				.outputShare(0.05, 0.3)
+				.seed(42))
+			.start();
+	}
+
+}

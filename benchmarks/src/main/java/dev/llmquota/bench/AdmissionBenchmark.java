@@ -1,0 +1,244 @@
+package dev.llmquota.bench;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.llmquota.core.Accounting;
+import dev.llmquota.core.Demand;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Limits;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.PoolSpec;
+import dev.llmquota.core.Priority;
+import dev.llmquota.core.ProviderSpec;
+import dev.llmquota.core.QuotaClock;
+import dev.llmquota.core.QuotaConfig;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaPermit;
+import dev.llmquota.core.QuotaSettings;
+import dev.llmquota.store.LocalQuotaStore;
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Part 2: the cost of admission. JMH: reserve and release on a pool of 1, 4 and 7
+ * dimensions against Bucket4j's {@code tryConsume} on as many buckets, on 1 and 2
+ * threads. Then 100,000 calls queued on one pool: heap per waiter, threads, and the time
+ * to drain them. (The filter's overhead against a plain loopback round trip is measured
+ * by {@link FilterOverheadBenchmark}.)
+ */
+public class AdmissionBenchmark {
+
+	/** A pool of that many stored dimensions, with limits no call reaches. */
+	@State(Scope.Benchmark)
+	public static class Engine {
+
+		@Param({ "1", "4", "7" })
+		public int dimensions;
+
+		QuotaEngine engine;
+
+		Pool pool;
+
+		final Demand demand = new Demand(100, 100);
+
+		@Setup(Level.Trial)
+		public void start() {
+			this.engine = engine(this.dimensions, 1_000_000_000_000L);
+			this.pool = this.engine.pool("bench", "model");
+		}
+
+		@TearDown(Level.Trial)
+		public void stop() {
+			this.engine.close();
+		}
+
+	}
+
+	/** As many Bucket4j buckets, with limits no call reaches. */
+	@State(Scope.Benchmark)
+	public static class Buckets {
+
+		@Param({ "1", "4", "7" })
+		public int dimensions;
+
+		Bucket[] buckets;
+
+		@Setup(Level.Trial)
+		public void start() {
+			this.buckets = new Bucket[this.dimensions];
+			for (int i = 0; i < this.dimensions; i++) {
+				this.buckets[i] = Bucket.builder()
+					.addLimit(Bandwidth.builder()
+						.capacity(1_000_000_000_000L)
+						.refillGreedy(1_000_000_000_000L, Duration.ofHours(1))
+						.build())
+					.build();
+			}
+		}
+
+	}
+
+	@Benchmark
+	@BenchmarkMode(Mode.AverageTime)
+	@OutputTimeUnit(TimeUnit.NANOSECONDS)
+	public boolean llmQuotaReserveAndRelease(Engine state) {
+		QuotaPermit permit = state.engine.acquire(state.pool, state.demand, null, null).block();
+		permit.release();
+		return permit.isReleased();
+	}
+
+	@Benchmark
+	@BenchmarkMode(Mode.AverageTime)
+	@OutputTimeUnit(TimeUnit.NANOSECONDS)
+	public boolean bucket4jTryConsume(Buckets state) {
+		boolean all = true;
+		for (Bucket bucket : state.buckets) {
+			all &= bucket.tryConsume(100);
+		}
+		return all;
+	}
+
+	/** Options of a short JMH run in this process (a Boot jar cannot fork JMH). */
+	static OptionsBuilder options(String include) {
+		OptionsBuilder options = new OptionsBuilder();
+		options.include(include)
+			.forks(0)
+			.warmupIterations(3)
+			.warmupTime(TimeValue.seconds(1))
+			.measurementIterations(5)
+			.measurementTime(TimeValue.seconds(1));
+		return options;
+	}
+
+	/** An engine of one provider entry, one model, and that many stored dimensions. */
+	static QuotaEngine engine(int dimensions, long limit) {
+		Map<Dimension, Long> pool = new LinkedHashMap<>();
+		Map<Dimension, Long> account = new LinkedHashMap<>();
+		List<Dimension> rates = List.of(Dimension.REQUESTS_PER_MINUTE, Dimension.TOKENS_PER_MINUTE,
+				Dimension.INPUT_TOKENS_PER_MINUTE, Dimension.OUTPUT_TOKENS_PER_MINUTE);
+		for (int i = 0; i < Math.min(4, dimensions); i++) {
+			pool.put(rates.get(i), limit);
+		}
+		List<Dimension> shared = List.of(Dimension.REQUESTS_PER_MINUTE, Dimension.TOKENS_PER_MINUTE,
+				Dimension.TOKENS_PER_DAY);
+		for (int i = 0; i < dimensions - 4; i++) {
+			account.put(shared.get(i), limit);
+		}
+		Accounting accounting = new Accounting(true, true, true, 1);
+		PoolSpec model = new PoolSpec("model", Set.of(), Limits.of(pool), accounting, Duration.ofSeconds(2),
+				Duration.ofSeconds(1), 4096, Priority.INTERACTIVE, "chars:4");
+		PoolSpec unlisted = new PoolSpec("unlisted", Set.of(), Limits.none(), accounting, Duration.ofSeconds(2),
+				Duration.ofSeconds(1), 4096, Priority.INTERACTIVE, "chars:4");
+		ProviderSpec provider = new ProviderSpec("bench", URI.create("http://127.0.0.1:1"), "openai", "local",
+				ZoneId.of("UTC"), Limits.of(account), Duration.ofSeconds(2), false, Map.of("model", model),
+				Optional.empty(), unlisted, Optional.empty(), false, true);
+		QuotaSettings settings = new QuotaSettings(0.8, Duration.ofMinutes(10), Duration.ofMinutes(10), 10,
+				Duration.ofMinutes(5));
+		return new QuotaEngine(new QuotaConfig(settings, Map.of("bench", provider)), new LocalQuotaStore(),
+				QuotaClock.system());
+	}
+
+	/**
+	 * Runs part 2 and writes {@code admission.txt}.
+	 * @param results where the table goes
+	 * @throws Exception if a run fails
+	 */
+	static void run(Path results) throws Exception {
+		StringBuilder table = new StringBuilder();
+		table.append("Admission cost: reserve + release on one pool (llm-quota) against tryConsume on as many\n")
+			.append("buckets (Bucket4j), ns per operation, mean of 5 one-second iterations after 3 of warm-up\n\n");
+		table.append(String.format(Locale.ROOT, "%-8s %-11s %14s %14s %10s%n", "threads", "dimensions", "llm-quota",
+				"Bucket4j", "ratio"));
+		for (int threads : new int[] { 1, 2 }) {
+			Map<String, Double> scores = new LinkedHashMap<>();
+			Options options = options(AdmissionBenchmark.class.getName() + "\\.").threads(threads).build();
+			Collection<RunResult> runs = new Runner(options).run();
+			for (RunResult run : runs) {
+				String method = run.getParams().getBenchmark().replaceAll(".*\\.", "");
+				scores.put(method + "/" + run.getParams().getParam("dimensions"), run.getPrimaryResult().getScore());
+			}
+			for (String dimensions : List.of("1", "4", "7")) {
+				double ours = scores.get("llmQuotaReserveAndRelease/" + dimensions);
+				double theirs = scores.get("bucket4jTryConsume/" + dimensions);
+				table.append(String.format(Locale.ROOT, "%-8d %-11s %14.0f %14.0f %10.2f%n", threads, dimensions, ours,
+						theirs, ours / theirs));
+			}
+		}
+		table.append('\n').append(FilterOverheadBenchmark.run()).append('\n').append(waiters());
+		Files.createDirectories(results);
+		Files.writeString(results.resolve("admission.txt"), table.toString());
+		System.out.println();
+		System.out.print(table);
+	}
+
+	/** 100,000 calls waiting on one pool: heap per waiter, threads, time to drain. */
+	static String waiters() throws InterruptedException {
+		int calls = 100_000;
+		QuotaEngine engine = engine(1, 1);
+		Pool pool = engine.pool("bench", "model");
+		// the bucket of one request a minute is spent by the first call: the rest wait
+		engine.acquire(pool, new Demand(1, 1), null, null).block().release();
+		long heapBefore = usedHeap();
+		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
+		AtomicInteger admitted = new AtomicInteger();
+		for (int i = 0; i < calls; i++) {
+			engine.acquire(pool, new Demand(1, 1), null, null).subscribe((permit) -> {
+				admitted.incrementAndGet();
+				permit.release();
+			});
+		}
+		long heapWaiting = usedHeap();
+		int threadsWaiting = ManagementFactory.getThreadMXBean().getThreadCount();
+		int waiting = engine.waiting(pool.account());
+		long start = System.nanoTime();
+		engine.changeLimit("bench", "model", Dimension.REQUESTS_PER_MINUTE, 1_000_000_000_000L);
+		while (admitted.get() < calls) {
+			Thread.sleep(1);
+		}
+		long drained = System.nanoTime() - start;
+		engine.close();
+		return String.format(Locale.ROOT,
+				"Waiters: %,d calls queued on one pool (%,d waiting): %,d bytes of heap each; threads %d before, %d"
+						+ " while they wait; all %,d admitted %.0f ms after the limit was raised (%,.0f a second)%n",
+				calls, waiting, (heapWaiting - heapBefore) / calls, threadsBefore, threadsWaiting, calls, drained / 1e6,
+				calls / (drained / 1e9));
+	}
+
+	private static long usedHeap() {
+		for (int i = 0; i < 3; i++) {
+			System.gc();
+		}
+		return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+	}
+
+}

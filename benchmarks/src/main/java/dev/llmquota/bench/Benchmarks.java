@@ -1,0 +1,27 @@
+package dev.llmquota.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * Runs one part of the benchmarks: {@code goodput} (part 1), {@code admission} (part 2)
+ * or {@code redis} (part 3). Results go to {@code benchmarks/results/}.
+ */
+public final class Benchmarks {
+
+	private Benchmarks() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		String part = (args.length > 0) ? args[0] : "goodput";
+		Path results = Path.of((args.length > 1) ? args[1] : "benchmarks/results");
+		switch (part) {
+			case "goodput" -> GoodputBenchmark.run(Duration.ofSeconds(Long.getLong("seconds", 60)), results);
+			case "admission" -> AdmissionBenchmark.run(results);
+			case "redis" -> RedisBenchmark.run(results);
+			default -> throw new IllegalArgumentException("Unknown part '" + part + "': goodput, admission or redis");
+		}
+		System.exit(0);
+	}
+
+}

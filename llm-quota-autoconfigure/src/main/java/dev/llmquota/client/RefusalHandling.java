@@ -79,7 +79,9 @@ final class RefusalHandling {
 				this.engine.exhaust(pool, answer.wholeAccount(), answer.dimension(), reason(answer, status),
 						answer.reset(now));
 				logger.warn("Provider '" + pool.provider() + "' says a quota is spent for model '" + pool.model()
-						+ "' (" + reason(answer, status) + "); calls fail fast until it is back");
+						+ "' (" + reason(answer, status) + "); calls "
+						+ ((pool.spec().mode() == Mode.ENFORCE) ? "fail fast" : "would fail fast (shadow mode)")
+						+ " until it is back");
 				return Outcome.fail(new QuotaExhaustedException(pool.provider(), pool.region(), pool.model(), dimension,
 						reason(answer, status), answer.reset(now)));
 			}

@@ -484,8 +484,7 @@ final class AdmissionQueue {
 				}
 				if (waiter.deadline <= now) {
 					it.remove();
-					waiter.state = Waiter.State.DONE;
-					after.add(() -> waiter.sink.error(timeoutException(waiter, now)));
+					timeOut(waiter, now, after);
 					continue;
 				}
 				nextWake = Math.min(nextWake, waiter.deadline);
@@ -649,6 +648,12 @@ final class AdmissionQueue {
 		return Math.max(10_000_000L, Math.min(500_000_000L, waiter.pool.latencyNanos() / 8));
 	}
 
+	/** Fails a waiter whose deadline passed; the caller has taken it off its queue. */
+	private void timeOut(Waiter waiter, long now, List<Runnable> after) {
+		waiter.state = Waiter.State.DONE;
+		after.add(() -> waiter.sink.error(timeoutException(waiter, now)));
+	}
+
 	private void fail(Waiter waiter, RuntimeException error, List<Runnable> after) {
 		queueOf(waiter).remove(waiter);
 		waiter.state = Waiter.State.DONE;
@@ -681,8 +686,7 @@ final class AdmissionQueue {
 				}
 				if (waiter.deadline <= now) {
 					it.remove();
-					waiter.state = Waiter.State.DONE;
-					after.add(() -> waiter.sink.error(timeoutException(waiter, now)));
+					timeOut(waiter, now, after);
 					continue;
 				}
 				nextWake = Math.min(nextWake, Math.min(retryAt, waiter.deadline));

@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.CountDownLatch;
 
 import dev.llmquota.core.Accounting;
 import dev.llmquota.core.Demand;
@@ -210,10 +210,10 @@ public class AdmissionBenchmark {
 		engine.acquire(pool, new Demand(1, 1), null, null).block().release();
 		long heapBefore = usedHeap();
 		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
-		AtomicInteger admitted = new AtomicInteger();
+		CountDownLatch admitted = new CountDownLatch(calls);
 		for (int i = 0; i < calls; i++) {
 			engine.acquire(pool, new Demand(1, 1), null, null).subscribe((permit) -> {
-				admitted.incrementAndGet();
+				admitted.countDown();
 				permit.release();
 			});
 		}
@@ -222,8 +222,8 @@ public class AdmissionBenchmark {
 		int waiting = engine.waiting(pool.account());
 		long start = System.nanoTime();
 		engine.changeLimit("bench", "model", Dimension.REQUESTS_PER_MINUTE, 1_000_000_000_000L);
-		while (admitted.get() < calls) {
-			Thread.sleep(1);
+		if (!admitted.await(5, TimeUnit.MINUTES)) {
+			throw new IllegalStateException(admitted.getCount() + " waiters were not admitted");
 		}
 		long drained = System.nanoTime() - start;
 		engine.close();

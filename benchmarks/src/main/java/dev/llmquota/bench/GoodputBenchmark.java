@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -19,6 +20,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.core.Priority;
+import dev.llmquota.provider.Waits;
 import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.RequestRecord;
 import dev.llmquota.test.simulator.quota.Dimension;
@@ -262,21 +264,10 @@ public final class GoodputBenchmark {
 			})));
 	}
 
+	/** The provider's wait, read as llm-quota reads it; a second when it names none. */
 	private static Duration retryAfter(ClientResponse response) {
-		String millis = response.headers().asHttpHeaders().getFirst("retry-after-ms");
-		String seconds = response.headers().asHttpHeaders().getFirst("retry-after");
-		try {
-			if (millis != null) {
-				return Duration.ofMillis((long) Double.parseDouble(millis));
-			}
-			if (seconds != null) {
-				return Duration.ofMillis((long) (Double.parseDouble(seconds) * 1000));
-			}
-		}
-		catch (NumberFormatException ex) {
-			// a second, as below
-		}
-		return Duration.ofSeconds(1);
+		Duration wait = Waits.fromHeaders(response.headers().asHttpHeaders()::getFirst, Instant.now());
+		return (wait != null) ? wait : Duration.ofSeconds(1);
 	}
 
 	private static Client llmQuota(String baseUrl, String url) {

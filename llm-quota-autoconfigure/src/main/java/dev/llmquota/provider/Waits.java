@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
  * the message ("Please try again in 2.504s", "Please retry after 6 seconds", "Please
  * retry in 33.118s").
  */
-final class Waits {
+public final class Waits {
 
 	private static final Pattern HINT = Pattern.compile(
 			"(?i)(?:try again|retry)\\s+(?:in|after)\\s+((?:\\d+(?:\\.\\d+)?(?:h|ms|m|s))+|\\d+(?:\\.\\d+)?)\\s*(seconds?)?");
@@ -19,8 +19,14 @@ final class Waits {
 	private Waits() {
 	}
 
-	/** Returns the wait the headers advertise, or {@code null}. */
-	static Duration fromHeaders(HeaderLookup headers, Instant now) {
+	/**
+	 * Returns the wait a refusal's headers advertise: {@code retry-after-ms}, else
+	 * {@code retry-after} in seconds or as an HTTP-date.
+	 * @param headers the refusal's headers
+	 * @param now the current wall time, for an HTTP-date
+	 * @return the wait, or {@code null} if the headers name none
+	 */
+	public static Duration fromHeaders(HeaderLookup headers, Instant now) {
 		String millis = headers.get("retry-after-ms");
 		if (millis != null) {
 			Duration seconds = Durations.seconds(millis);

@@ -1,6 +1,7 @@
 package dev.llmquota.sample;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -8,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.llmquota.LlmQuota;
 import dev.llmquota.autoconfigure.LlmQuotaProperties;
 import dev.llmquota.core.Priority;
+import dev.llmquota.provider.Waits;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
@@ -102,21 +104,10 @@ public class Summarizer {
 		return "";
 	}
 
+	/** The provider's wait, read as llm-quota reads it; a second when it names none. */
 	private static Duration retryAfter(WebClientResponseException refusal) {
-		String millis = refusal.getHeaders().getFirst("retry-after-ms");
-		String seconds = refusal.getHeaders().getFirst("retry-after");
-		try {
-			if (millis != null) {
-				return Duration.ofMillis((long) Double.parseDouble(millis));
-			}
-			if (seconds != null) {
-				return Duration.ofMillis((long) (Double.parseDouble(seconds) * 1000));
-			}
-		}
-		catch (NumberFormatException ex) {
-			// an unreadable wait: a second
-		}
-		return Duration.ofSeconds(1);
+		Duration wait = Waits.fromHeaders(refusal.getHeaders()::getFirst, Instant.now());
+		return (wait != null) ? wait : Duration.ofSeconds(1);
 	}
 
 }

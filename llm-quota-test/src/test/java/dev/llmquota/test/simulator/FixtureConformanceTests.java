@@ -21,8 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The simulator's answers have the structure of the recorded fixtures: field names and
- * JSON types, header names and header value formats. The fixtures are the copies of
- * {@code shared/fixtures} this module ships, read through {@link RecordedFixture}.
+ * JSON types, header names and header value formats. The fixtures are the ones this
+ * module ships, read through {@link RecordedFixture}.
  */
 class FixtureConformanceTests {
 

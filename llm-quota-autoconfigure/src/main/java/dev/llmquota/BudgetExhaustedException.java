@@ -1,5 +1,6 @@
 package dev.llmquota;
 
+import java.time.Duration;
 import java.time.Instant;
 
 /**
@@ -24,6 +25,11 @@ public class BudgetExhaustedException extends LlmQuotaException {
 	 */
 	public Instant getReset() {
 		return this.reset;
+	}
+
+	@Override
+	public Duration getRetryAfter() {
+		return until(this.reset);
 	}
 
 }

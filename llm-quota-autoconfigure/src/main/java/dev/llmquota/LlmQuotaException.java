@@ -1,5 +1,7 @@
 package dev.llmquota;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 
 /**
@@ -56,6 +58,25 @@ public abstract class LlmQuotaException extends RuntimeException {
 	 */
 	public String getDimension() {
 		return this.dimension;
+	}
+
+	/**
+	 * Returns how long to wait before the call may succeed, for a {@code Retry-After}
+	 * answer: the time until the blocking bucket would admit it, the provider's wait, or
+	 * the time until a spent quota or budget resets.
+	 * @return the wait, or {@code null} when no time is known
+	 */
+	public Duration getRetryAfter() {
+		return null;
+	}
+
+	/** The time from now until an instant, never negative; {@code null} stays null. */
+	static Duration until(Instant instant) {
+		if (instant == null) {
+			return null;
+		}
+		Duration left = Duration.between(Instant.now(), instant);
+		return left.isNegative() ? Duration.ZERO : left;
 	}
 
 	static String where(String provider, String region, String model) {

@@ -1,5 +1,6 @@
 package dev.llmquota;
 
+import java.time.Duration;
 import java.time.Instant;
 
 /**
@@ -35,6 +36,11 @@ public class QuotaExhaustedException extends LlmQuotaException {
 	 */
 	public Instant getReset() {
 		return this.reset;
+	}
+
+	@Override
+	public Duration getRetryAfter() {
+		return until(this.reset);
 	}
 
 }

@@ -23,8 +23,8 @@ public class RateLimitedException extends LlmQuotaException {
 			String why) {
 		super("The provider rate-limited " + where(provider, region, model) + " on "
 				+ ((dimension != null) ? dimension : "an unknown dimension")
-				+ ((wait != null) ? " (it asked to wait " + wait + ")" : "") + "; " + why + ". " + remedy(dimension),
-				provider, region, model, (dimension != null) ? dimension : "unknown", null);
+				+ ((wait != null) ? " (it asked to wait " + DurationText.of(wait) + ")" : "") + "; " + why + ". "
+				+ remedy(dimension), provider, region, model, (dimension != null) ? dimension : "unknown", null);
 		this.wait = wait;
 	}
 
@@ -44,6 +44,11 @@ public class RateLimitedException extends LlmQuotaException {
 	 * @return the wait, or {@code null}
 	 */
 	public Duration getWait() {
+		return this.wait;
+	}
+
+	@Override
+	public Duration getRetryAfter() {
 		return this.wait;
 	}
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ThreadLocalRandom;
 
+import dev.llmquota.DurationText;
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.RateLimitedException;
 import dev.llmquota.core.Mode;
@@ -89,8 +90,8 @@ final class RefusalHandling {
 				Duration wait = (answer.delay() != null) ? answer.delay() : backoff(attempt);
 				this.engine.rateLimited(pool, answer.dimension(), wait);
 				logger.warn("Provider '" + pool.provider() + "' rate-limited model '" + pool.model() + "' on "
-						+ ((dimension != null) ? dimension : "an unknown dimension") + ", wait " + wait + "; headers: "
-						+ plan.route().dialect().rateLimits(headers, now));
+						+ ((dimension != null) ? dimension : "an unknown dimension") + ", wait " + DurationText.of(wait)
+						+ "; headers: " + plan.route().dialect().rateLimits(headers, now));
 				if (!answer.retryAllowed()) {
 					return Outcome.pass();
 				}

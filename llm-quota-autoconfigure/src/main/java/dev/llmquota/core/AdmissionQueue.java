@@ -901,8 +901,11 @@ final class AdmissionQueue {
 
 	private QuotaWaitTimeoutException timeoutException(Waiter waiter, long now) {
 		Dimension dimension = (waiter.blockedOn != null) ? waiter.blockedOn : Dimension.REQUESTS_PER_MINUTE;
+		// when its buckets (or a penalty) would admit it, as last computed; unknown while
+		// an in-flight bound or the head of the queue held it
+		Duration retryAfter = (waiter.readyAt > now) ? Duration.ofNanos(waiter.readyAt - now) : null;
 		return new QuotaWaitTimeoutException(waiter.pool.provider(), waiter.pool.region(), waiter.pool.model(),
-				dimension.id(), waiter.blocker(), Duration.ofNanos(now - waiter.enqueuedAt));
+				dimension.id(), waiter.blocker(), Duration.ofNanos(now - waiter.enqueuedAt), retryAfter);
 	}
 
 	private BudgetExhaustedException budgetException(Waiter waiter, BucketSpec bucket, Instant reset) {

@@ -119,6 +119,23 @@ class QuotaEngineTests {
 	}
 
 	@Test
+	void aWaitThatTimesOutSaysWhenTheBlockingBucketWouldAdmitTheCall() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.model("m", limits(REQUESTS_PER_MINUTE, 100, TOKENS_PER_MINUTE, 10_000))
+			.engine(this.store, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		acquire(engine, pool, new Demand(9_000, 0));
+		Calls.Call blocked = acquire(engine, pool, new Demand(5_000, 0), null, Duration.ofSeconds(4));
+		this.clock.advance(Duration.ofSeconds(4));
+		QuotaWaitTimeoutException timeout = (QuotaWaitTimeoutException) blocked.error();
+		// 4,000 short at 10,000 a minute: the bucket admits it 24 s after it asked
+		assertThat(timeout.getRetryAfter()).isEqualTo(Duration.ofSeconds(20));
+		assertThat(timeout.getMessage()).contains("within 4s").contains("in 20s");
+	}
+
+	@Test
 	void oversizedCallIsAdmittedWhenTheBucketIsFullAndChargedInFull() {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)

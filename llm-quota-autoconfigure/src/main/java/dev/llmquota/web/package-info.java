@@ -1,0 +1,4 @@
+/**
+ * What a web application answers when an llm-quota exception escapes a controller.
+ */
+package dev.llmquota.web;

@@ -160,7 +160,8 @@ public final class QuotaReports {
 					(reported.reset() != null) ? reported.reset().toString() : null, "server", local);
 		}
 		String reset = (untilFull.isZero()) ? null : this.engine.clock().instant().plus(untilFull).toString();
-		return new QuotaReport.RateDimension(limit, bucket.enforced(), localRemaining, reset, "local", local);
+		return new QuotaReport.RateDimension(limit, bucket.enforced(), bucket.inProviderTerms(limit, localRemaining),
+				reset, "local", local);
 	}
 
 	/** A money budget, in the account's currency. */

@@ -7,6 +7,7 @@ import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaStore;
 import dev.llmquota.store.LocalQuotaStore;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -56,6 +57,12 @@ public final class LlmQuotaAutoConfiguration {
 	@Bean
 	LlmQuotaLifecycle llmQuotaLifecycle(QuotaEngine engine, QuotaStore store) {
 		return new LlmQuotaLifecycle(engine, store);
+	}
+
+	@Bean
+	StartupSummary llmQuotaStartupSummary(QuotaEngine engine, LlmQuotaProperties properties,
+			ListableBeanFactory beans) {
+		return new StartupSummary(engine, properties, beans);
 	}
 
 	@Bean

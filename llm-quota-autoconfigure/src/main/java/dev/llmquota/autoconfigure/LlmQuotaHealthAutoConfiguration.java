@@ -1,7 +1,5 @@
 package dev.llmquota.autoconfigure;
 
-import java.util.Locale;
-
 import dev.llmquota.actuate.LlmQuotaHealthIndicator;
 import dev.llmquota.core.QuotaEngine;
 
@@ -20,14 +18,15 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass(name = { "org.springframework.boot.health.contributor.HealthIndicator",
 		"org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator" })
 @ConditionalOnBean(QuotaEngine.class)
-@ConditionalOnEnabledHealthIndicator("llmQuota")
+// "llmquota" reads management.health.llmquota.enabled and the older llmQuota spelling
+// alike
+@ConditionalOnEnabledHealthIndicator("llmquota")
 public final class LlmQuotaHealthAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = "llmQuotaHealthIndicator")
 	LlmQuotaHealthIndicator llmQuotaHealthIndicator(QuotaEngine engine, LlmQuotaProperties properties) {
-		String status = properties.getHealth().getExhaustedStatus().trim().toUpperCase(Locale.ROOT);
-		return new LlmQuotaHealthIndicator(engine, new Status(status));
+		return new LlmQuotaHealthIndicator(engine, new Status(properties.getHealth().getExhaustedStatus().name()));
 	}
 
 }

@@ -1,6 +1,7 @@
 package dev.llmquota.autoconfigure;
 
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,11 +13,12 @@ import dev.llmquota.provider.DialectId;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 
 /**
  * Configuration properties of llm-quota.
  */
-@ConfigurationProperties("llm.quota")
+@ConfigurationProperties(prefix = "llm.quota", ignoreUnknownFields = false)
 public class LlmQuotaProperties {
 
 	/**
@@ -64,6 +66,8 @@ public class LlmQuotaProperties {
 	private final Redis redis = new Redis();
 
 	private final PriorityClasses priority = new PriorityClasses();
+
+	private final ProblemDetails problemDetails = new ProblemDetails();
 
 	/**
 	 * Where the books live.
@@ -148,6 +152,32 @@ public class LlmQuotaProperties {
 
 	public PriorityClasses getPriority() {
 		return this.priority;
+	}
+
+	public ProblemDetails getProblemDetails() {
+		return this.problemDetails;
+	}
+
+	/**
+	 * What a web application answers when an llm-quota exception escapes a controller.
+	 */
+	public static class ProblemDetails {
+
+		/**
+		 * Whether llm-quota's exceptions that escape a controller (Spring MVC or WebFlux)
+		 * answer 429 or 503 with a problem detail and Retry-After, instead of 500. The
+		 * application's own exception handlers win either way.
+		 */
+		private boolean enabled = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
 	}
 
 	/**
@@ -241,19 +271,55 @@ public class LlmQuotaProperties {
 		/**
 		 * Price of a million input tokens.
 		 */
-		private @Nullable Double input;
+		private @Nullable Double inputPerMillion;
 
 		/**
 		 * Price of a million output tokens.
 		 */
-		private @Nullable Double output;
+		private @Nullable Double outputPerMillion;
 
 		/**
 		 * Price of a million input tokens read from the provider's prompt cache; the
 		 * input price when unset.
 		 */
+		private @Nullable Double cachedInputPerMillion;
+
+		private @Nullable Double input;
+
+		private @Nullable Double output;
+
 		private @Nullable Double cachedInput;
 
+		public @Nullable Double getInputPerMillion() {
+			return this.inputPerMillion;
+		}
+
+		public void setInputPerMillion(@Nullable Double inputPerMillion) {
+			this.inputPerMillion = inputPerMillion;
+		}
+
+		public @Nullable Double getOutputPerMillion() {
+			return this.outputPerMillion;
+		}
+
+		public void setOutputPerMillion(@Nullable Double outputPerMillion) {
+			this.outputPerMillion = outputPerMillion;
+		}
+
+		public @Nullable Double getCachedInputPerMillion() {
+			return this.cachedInputPerMillion;
+		}
+
+		public void setCachedInputPerMillion(@Nullable Double cachedInputPerMillion) {
+			this.cachedInputPerMillion = cachedInputPerMillion;
+		}
+
+		/**
+		 * Price of a million input tokens; the short name of input-per-million.
+		 * @return the price
+		 */
+		@DeprecatedConfigurationProperty(replacement = "llm.quota.providers.*.models.*.cost.input-per-million",
+				reason = "CONTRACT names the price input-per-million; the short name stays an alias")
 		public @Nullable Double getInput() {
 			return this.input;
 		}
@@ -262,6 +328,12 @@ public class LlmQuotaProperties {
 			this.input = input;
 		}
 
+		/**
+		 * Price of a million output tokens; the short name of output-per-million.
+		 * @return the price
+		 */
+		@DeprecatedConfigurationProperty(replacement = "llm.quota.providers.*.models.*.cost.output-per-million",
+				reason = "CONTRACT names the price output-per-million; the short name stays an alias")
 		public @Nullable Double getOutput() {
 			return this.output;
 		}
@@ -270,6 +342,13 @@ public class LlmQuotaProperties {
 			this.output = output;
 		}
 
+		/**
+		 * Price of a million cached input tokens; the short name of
+		 * cached-input-per-million.
+		 * @return the price
+		 */
+		@DeprecatedConfigurationProperty(replacement = "llm.quota.providers.*.models.*.cost.cached-input-per-million",
+				reason = "CONTRACT names the price cached-input-per-million; the short name stays an alias")
 		public @Nullable Double getCachedInput() {
 			return this.cachedInput;
 		}
@@ -437,17 +516,34 @@ public class LlmQuotaProperties {
 	public static class Health {
 
 		/**
-		 * Status of the llmQuota health component while a pool is EXHAUSTED: UP (with
-		 * details) or OUT_OF_SERVICE.
+		 * Status of the llmQuota health component while a pool is EXHAUSTED.
 		 */
-		private String exhaustedStatus = "UP";
+		private ExhaustedStatus exhaustedStatus = ExhaustedStatus.UP;
 
-		public String getExhaustedStatus() {
+		public ExhaustedStatus getExhaustedStatus() {
 			return this.exhaustedStatus;
 		}
 
-		public void setExhaustedStatus(String exhaustedStatus) {
+		public void setExhaustedStatus(ExhaustedStatus exhaustedStatus) {
 			this.exhaustedStatus = exhaustedStatus;
+		}
+
+		/**
+		 * A status of the llmQuota health component while a pool is EXHAUSTED.
+		 */
+		public enum ExhaustedStatus {
+
+			/**
+			 * Up, with the exhausted pools in the details: the replica stays in rotation.
+			 */
+			UP,
+
+			/** Out of service: load balancers that read health take the replica out. */
+			OUT_OF_SERVICE,
+
+			/** Down. */
+			DOWN
+
 		}
 
 	}
@@ -561,9 +657,12 @@ public class LlmQuotaProperties {
 		private @Nullable String baseUrl;
 
 		/**
-		 * Wire dialect of the provider.
+		 * Wire dialect of the provider. Inferred from the base URL when unset
+		 * (api.openai.com, *.openai.azure.com, api.anthropic.com,
+		 * bedrock-runtime.*.amazonaws.com, generativelanguage.googleapis.com,
+		 * *-aiplatform.googleapis.com, port 11434); openai elsewhere.
 		 */
-		private DialectId dialect = DialectId.OPENAI;
+		private @Nullable DialectId dialect;
 
 		/**
 		 * Region label; every limit of the entry is scoped to it.
@@ -571,9 +670,9 @@ public class LlmQuotaProperties {
 		private @Nullable String region;
 
 		/**
-		 * Zone whose calendar days count for per-day limits.
+		 * Zone whose calendar days count for per-day limits and budgets.
 		 */
-		private String dayZone = "UTC";
+		private ZoneId dayZone = ZoneId.of("UTC");
 
 		/**
 		 * Whether the output ceiling is charged at admission. Default per dialect: false
@@ -620,11 +719,10 @@ public class LlmQuotaProperties {
 		private Mode mode = Mode.ENFORCE;
 
 		/**
-		 * What a refused (429) attempt keeps charged: none, or requests. Default per
-		 * dialect: requests for openai and azure-openai (they count refused requests),
-		 * none otherwise.
+		 * What a refused (429) attempt keeps charged. Default per dialect: requests for
+		 * openai and azure-openai (they count refused requests), none otherwise.
 		 */
-		private @Nullable String chargeRefused;
+		private @Nullable ChargeRefused chargeRefused;
 
 		/**
 		 * Bucket capacity in time: capacity = enforced rate x burst window.
@@ -649,11 +747,11 @@ public class LlmQuotaProperties {
 			this.baseUrl = baseUrl;
 		}
 
-		public DialectId getDialect() {
+		public @Nullable DialectId getDialect() {
 			return this.dialect;
 		}
 
-		public void setDialect(DialectId dialect) {
+		public void setDialect(@Nullable DialectId dialect) {
 			this.dialect = dialect;
 		}
 
@@ -665,11 +763,11 @@ public class LlmQuotaProperties {
 			this.region = region;
 		}
 
-		public String getDayZone() {
+		public ZoneId getDayZone() {
 			return this.dayZone;
 		}
 
-		public void setDayZone(String dayZone) {
+		public void setDayZone(ZoneId dayZone) {
 			this.dayZone = dayZone;
 		}
 
@@ -721,11 +819,11 @@ public class LlmQuotaProperties {
 			this.matchHeader = matchHeader;
 		}
 
-		public @Nullable String getChargeRefused() {
+		public @Nullable ChargeRefused getChargeRefused() {
 			return this.chargeRefused;
 		}
 
-		public void setChargeRefused(@Nullable String chargeRefused) {
+		public void setChargeRefused(@Nullable ChargeRefused chargeRefused) {
 			this.chargeRefused = chargeRefused;
 		}
 
@@ -764,6 +862,21 @@ public class LlmQuotaProperties {
 		public void setModels(Map<String, Model> models) {
 			this.models = models;
 		}
+
+	}
+
+	/**
+	 * What a refused attempt keeps charged.
+	 */
+	public enum ChargeRefused {
+
+		/** Nothing: the provider does not count refused calls. */
+		NONE,
+
+		/**
+		 * Its request: the provider counts refused requests against its per-minute limit.
+		 */
+		REQUESTS
 
 	}
 

@@ -4,6 +4,7 @@ import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.webclient.LlmQuotaExchangeFilterFunction;
 import dev.llmquota.client.webclient.LlmQuotaWebClientCustomizer;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -35,6 +36,14 @@ public final class LlmQuotaWebClientAutoConfiguration {
 		@ConditionalOnMissingBean
 		LlmQuotaWebClientCustomizer llmQuotaWebClientCustomizer(LlmQuotaCalls calls) {
 			return new LlmQuotaWebClientCustomizer(calls);
+		}
+
+		@Bean
+		UngovernedBuilders<WebClient.Builder> llmQuotaWebClientBuilderCheck(ListableBeanFactory beans) {
+			return new UngovernedBuilders<>(beans, WebClient.Builder.class,
+					(builder) -> LlmQuotaWebClientCustomizer.governs(builder),
+					"llmQuotaWebClientCustomizer.customize(builder) (inject LlmQuotaWebClientCustomizer), or build"
+							+ " your client from the WebClient.Builder Spring Boot provides.");
 		}
 
 	}

@@ -2,7 +2,6 @@ package dev.llmquota.autoconfigure;
 
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.EnumMap;
@@ -26,6 +25,8 @@ import dev.llmquota.core.QuotaConfig;
 import dev.llmquota.core.QuotaSettings;
 import dev.llmquota.provider.DialectId;
 import dev.llmquota.tokens.TokenEstimator;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 /**
  * Converts the bound properties, once, into the engine's immutable configuration, and
@@ -34,6 +35,8 @@ import dev.llmquota.tokens.TokenEstimator;
 final class QuotaConfigFactory {
 
 	static final String PREFIX = "llm.quota.";
+
+	private static final Log logger = LogFactory.getLog(QuotaConfigFactory.class);
 
 	/** The model key whose settings are a template for unlisted models. */
 	static final String TEMPLATE = "default";
@@ -55,7 +58,7 @@ final class QuotaConfigFactory {
 					"the share must be above 0 and at most 1",
 					"set the share of each published limit to plan for, for example 0.8 (the default).");
 		}
-		positiveOrZero(PREFIX + "max-wait", properties.getMaxWait());
+		positiveOrZero(PREFIX + "max-wait", properties.getMaxWait(), "for example 30s (the default); 0s fails at once");
 		positive(PREFIX + "lease-timeout", properties.getLeaseTimeout(), "for example 10m (the default)");
 		if (properties.getMaxPools() < 1) {
 			throw new InvalidQuotaPropertyException(PREFIX + "max-pools", properties.getMaxPools(),
@@ -71,7 +74,8 @@ final class QuotaConfigFactory {
 					"set the share of each rate dimension kept for interactive calls, for example 0.2 (the default),"
 							+ " or 0 for none.");
 		}
-		positiveOrZero(PREFIX + "priority.lend-after", properties.getPriority().getLendAfter());
+		positiveOrZero(PREFIX + "priority.lend-after", properties.getPriority().getLendAfter(),
+				"for example 10s (the default); 0s lends the reserve at once");
 		return new QuotaSettings(headroom, properties.getMaxWait(), properties.getLeaseTimeout(),
 				properties.getMaxPools(), properties.getRetry().getExhaustedProbeInterval(), reserve,
 				properties.getPriority().getLendAfter());
@@ -96,9 +100,9 @@ final class QuotaConfigFactory {
 
 	private static ProviderSpec provider(String id, LlmQuotaProperties.Provider provider) {
 		String prefix = PREFIX + "providers." + id + ".";
-		URI baseUrl = baseUrl(prefix + "base-url", provider.getBaseUrl());
-		DialectId dialect = provider.getDialect();
-		ZoneId zone = zone(prefix + "day-zone", provider.getDayZone());
+		URI baseUrl = baseUrl(prefix, provider.getBaseUrl(), provider.getDialect());
+		DialectId dialect = dialect(prefix, baseUrl, provider.getDialect());
+		ZoneId zone = provider.getDayZone();
 		positive(prefix + "burst-window", provider.getBurstWindow(), "for example 2s (the default)");
 		Limits account = budgets(prefix + "budget.", provider.getBudget(),
 				limits(prefix + "account.", provider.getAccount()));
@@ -126,13 +130,23 @@ final class QuotaConfigFactory {
 		PoolSpec unlisted = new PoolSpec("unlisted", Set.of(), Limits.none(), accounting(provider, dialect, 1),
 				provider.getBurstWindow(), Duration.ofSeconds(2), 4096, Priority.INTERACTIVE, defaultTokenizer(dialect),
 				provider.getMode());
+		if (account.asMap().keySet().stream().anyMatch(Dimension::countsMoney)
+				&& models.values().stream().noneMatch((model) -> model.accounting().cost() != null)
+				&& (template == null || template.accounting().cost() == null)) {
+			String budget = (provider.getBudget().getPerDay() != null) ? "per-day" : "per-month";
+			throw new InvalidQuotaPropertyException(prefix + "budget." + budget,
+					(provider.getBudget().getPerDay() != null) ? provider.getBudget().getPerDay()
+							: provider.getBudget().getPerMonth(),
+					"no model of this entry has a price, so its calls spend nothing and the budget can never trip",
+					"set cost.input-per-million and cost.output-per-million on the entry's models (or on models.default),"
+							+ " or remove the budget.");
+		}
 		Optional<ProviderSpec.MatchHeader> matchHeader = matchHeader(prefix + "match-header.",
 				provider.getMatchHeader());
 		String region = (provider.getRegion() != null) ? provider.getRegion() : "default";
 		return new ProviderSpec(id, baseUrl, dialect.id(), region, zone, account, provider.getBurstWindow(),
 				provider.isInFlightGate(), models, Optional.ofNullable(template), unlisted, matchHeader,
-				provider.isAddStreamUsage(),
-				chargeRefused(prefix + "charge-refused", provider.getChargeRefused(), dialect),
+				provider.isAddStreamUsage(), chargeRefused(provider.getChargeRefused(), dialect),
 				provider.getBudget().getWarnAt());
 	}
 
@@ -174,20 +188,12 @@ final class QuotaConfigFactory {
 				(model.getMode() != null) ? model.getMode() : provider.getMode());
 	}
 
-	private static boolean chargeRefused(String property, String value, DialectId dialect) {
+	private static boolean chargeRefused(LlmQuotaProperties.ChargeRefused value, DialectId dialect) {
 		if (value == null) {
 			// OpenAI and Azure count refused requests against the per-minute limit
 			return dialect == DialectId.OPENAI || dialect == DialectId.AZURE_OPENAI;
 		}
-		String normalized = value.trim().toLowerCase(Locale.ROOT);
-		if (normalized.equals("requests")) {
-			return true;
-		}
-		if (normalized.equals("none")) {
-			return false;
-		}
-		throw new InvalidQuotaPropertyException(property, value, "no such setting",
-				"use requests (a refused attempt keeps its request charged) or none.");
+		return value == LlmQuotaProperties.ChargeRefused.REQUESTS;
 	}
 
 	private static String defaultTokenizer(DialectId dialect) {
@@ -248,19 +254,33 @@ final class QuotaConfigFactory {
 	}
 
 	private static Cost cost(String prefix, LlmQuotaProperties.Cost cost) {
-		if (cost.getInput() == null && cost.getOutput() == null) {
+		Double input = alias(prefix, "input-per-million", cost.getInputPerMillion(), "input", cost.getInput());
+		Double output = alias(prefix, "output-per-million", cost.getOutputPerMillion(), "output", cost.getOutput());
+		Double cachedInput = alias(prefix, "cached-input-per-million", cost.getCachedInputPerMillion(), "cached-input",
+				cost.getCachedInput());
+		if (input == null && output == null && cachedInput == null) {
 			return null;
 		}
-		double input = price(prefix + "input", cost.getInput());
-		double output = price(prefix + "output", cost.getOutput());
-		double cached = (cost.getCachedInput() != null) ? price(prefix + "cached-input", cost.getCachedInput()) : input;
-		return new Cost(input, output, cached);
+		double inputPrice = price(prefix + "input-per-million", input);
+		double outputPrice = price(prefix + "output-per-million", output);
+		double cached = (cachedInput != null) ? price(prefix + "cached-input-per-million", cachedInput) : inputPrice;
+		return new Cost(inputPrice, outputPrice, cached);
+	}
+
+	/** A price set under its contract name or its short alias, not both differently. */
+	private static Double alias(String prefix, String name, Double value, String alias, Double aliasValue) {
+		if (value != null && aliasValue != null && !value.equals(aliasValue)) {
+			throw new InvalidQuotaPropertyException(prefix + alias, aliasValue,
+					"it is the short name of " + prefix + name + ", which is set to " + value,
+					"set the price once, as " + name + ".");
+		}
+		return (value != null) ? value : aliasValue;
 	}
 
 	private static double price(String property, Double price) {
 		if (price == null || price < 0 || price.isNaN()) {
 			throw new InvalidQuotaPropertyException(property, price, "a price per million tokens is needed",
-					"set both input and output prices per million tokens, for example 2.50 and 10.00.");
+					"set both input-per-million and output-per-million, for example 2.50 and 10.00.");
 		}
 		return price;
 	}
@@ -289,10 +309,27 @@ final class QuotaConfigFactory {
 		values.put(dimension, limit);
 	}
 
-	private static URI baseUrl(String property, String value) {
+	/**
+	 * The entry's base URL: as configured, or the public one of a dialect with one public
+	 * host (openai, anthropic, gemini).
+	 */
+	private static URI baseUrl(String prefix, String value, DialectId dialect) {
+		String property = prefix + "base-url";
 		String fix = "set the absolute http(s) URL calls to this provider start with, for example https://api.openai.com.";
 		if (value == null || value.isBlank()) {
-			throw new InvalidQuotaPropertyException(property, value, "every provider entry needs one", fix);
+			String known = (dialect != null) ? DialectInference.publicBaseUrl(dialect) : null;
+			if (known != null) {
+				return URI.create(known);
+			}
+			String reason = (dialect != null) ? "the " + dialect.id() + " dialect has no single public URL"
+					: "neither base-url nor dialect is set";
+			String example = (dialect == DialectId.AZURE_OPENAI) ? "https://<resource>.openai.azure.com"
+					: (dialect == DialectId.BEDROCK) ? "https://bedrock-runtime.<region>.amazonaws.com"
+							: (dialect == DialectId.OLLAMA) ? "http://localhost:11434" : "https://api.openai.com";
+			throw new InvalidQuotaPropertyException(property, value, reason,
+					"set the absolute http(s) URL calls to this provider start with, for example " + example
+							+ ((dialect == null) ? ", or set " + prefix + "dialect to openai, anthropic or gemini"
+									+ " to use that provider's public URL." : "."));
 		}
 		try {
 			URI uri = new URI(value.trim());
@@ -308,14 +345,29 @@ final class QuotaConfigFactory {
 		}
 	}
 
-	private static ZoneId zone(String property, String value) {
-		try {
-			return ZoneId.of(value);
+	/**
+	 * The entry's dialect: as configured, if its URL agrees; else what the URL decides;
+	 * else openai, with one warning.
+	 */
+	private static DialectId dialect(String prefix, URI baseUrl, DialectId configured) {
+		DialectInference inferred = DialectInference.of(baseUrl);
+		if (configured != null) {
+			if (!inferred.allows(configured)) {
+				throw new InvalidQuotaPropertyException(prefix + "dialect", configured.id(),
+						baseUrl + " serves the " + inferred.dialect().id() + " dialect, not " + configured.id(),
+						"remove " + prefix + "dialect (it is inferred from base-url) or set it to "
+								+ inferred.dialect().id() + "; for an OpenAI-compatible endpoint of that provider,"
+								+ " point base-url at its OpenAI-compatible path.");
+			}
+			return configured;
 		}
-		catch (DateTimeException ex) {
-			throw new InvalidQuotaPropertyException(property, value, "not a time zone",
-					"use a zone id such as UTC or America/Los_Angeles (Gemini's per-day quotas reset at midnight Pacific).");
+		if (inferred.dialect() != null) {
+			return inferred.dialect();
 		}
+		logger.warn("llm-quota: provider entry " + prefix.substring(0, prefix.length() - 1) + " sets no dialect and its"
+				+ " base-url " + baseUrl + " does not tell which provider it is; its calls are read as openai. Set "
+				+ prefix + "dialect (openai, azure-openai, anthropic, bedrock, gemini or ollama).");
+		return DialectId.OPENAI;
 	}
 
 	static void positive(String property, Duration value, String example) {
@@ -325,10 +377,10 @@ final class QuotaConfigFactory {
 		}
 	}
 
-	private static void positiveOrZero(String property, Duration value) {
+	private static void positiveOrZero(String property, Duration value, String example) {
 		if (value == null || value.isNegative()) {
 			throw new InvalidQuotaPropertyException(property, value, "the duration must not be negative",
-					"set 0s to fail at once, or a positive duration such as 30s (the default).");
+					"set 0s or a positive duration, " + example + ".");
 		}
 	}
 

@@ -46,6 +46,21 @@ public record BucketSpec(String key, Scope scope, Dimension dimension, long enfo
 	}
 
 	/**
+	 * Returns what the local books leave of this bucket in the provider's terms, as its
+	 * headers would say it: {@code floor(limit x local remaining / capacity)}, at least
+	 * 0, so an idle bucket shows the whole published limit.
+	 * @param limit the published limit
+	 * @param localRemaining the units left in this bucket (negative while in debt)
+	 * @return the remaining units of the published limit
+	 */
+	public long inProviderTerms(long limit, long localRemaining) {
+		if (localRemaining <= 0) {
+			return 0;
+		}
+		return (localRemaining >= this.capacity) ? limit : Arith.mulDiv(limit, localRemaining, this.capacity);
+	}
+
+	/**
 	 * Returns whether this is a daily counter.
 	 * @return whether the dimension resets per calendar day
 	 */

@@ -41,6 +41,21 @@ public record PoolSnapshot(Pool pool, List<BucketSnapshot> buckets, List<GateSna
 	public record GateSnapshot(Dimension dimension, BucketSpec.Scope scope, boolean derived, long capacity,
 			long inUse) {
 
+		/**
+		 * Returns what is free of the gate in the provider's terms:
+		 * {@code floor(limit x free / capacity)}, at least 0.
+		 * @param limit the published limit
+		 * @return the free units of the published limit
+		 */
+		public long inProviderTerms(long limit) {
+			long free = this.capacity - this.inUse;
+			return (free <= 0) ? 0 : (free >= this.capacity) ? limit : Arith.mulDiv(limit, free, this.capacity);
+		}
+
+	}
+
+	static GateSnapshot of(InFlightGate gate, BucketSpec.Scope scope) {
+		return new GateSnapshot(gate.dimension(), scope, gate.derived(), gate.capacity(), gate.inUse());
 	}
 
 	static PoolSnapshot of(Pool pool, QuotaStore store, QuotaClock clock) {
@@ -55,13 +70,8 @@ public record PoolSnapshot(Pool pool, List<BucketSnapshot> buckets, List<GateSna
 		}
 		List<GateSnapshot> gates = pool.account().queue().read(() -> {
 			List<GateSnapshot> list = new ArrayList<>();
-			pool.gates()
-				.forEach((gate) -> list.add(new GateSnapshot(gate.dimension(), BucketSpec.Scope.POOL, gate.derived(),
-						gate.capacity(), gate.inUse())));
-			pool.account()
-				.gates()
-				.forEach((gate) -> list.add(new GateSnapshot(gate.dimension(), BucketSpec.Scope.ACCOUNT, gate.derived(),
-						gate.capacity(), gate.inUse())));
+			pool.gates().forEach((gate) -> list.add(of(gate, BucketSpec.Scope.POOL)));
+			pool.account().gates().forEach((gate) -> list.add(of(gate, BucketSpec.Scope.ACCOUNT)));
 			return list;
 		});
 		return new PoolSnapshot(pool, List.copyOf(buckets), List.copyOf(gates),

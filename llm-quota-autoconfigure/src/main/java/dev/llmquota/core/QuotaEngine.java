@@ -485,6 +485,25 @@ public final class QuotaEngine implements AutoCloseable {
 	}
 
 	/**
+	 * Returns the configured in-flight gate of a dimension ({@code concurrent-requests})
+	 * of a pool or its account, without reading the store.
+	 * @param pool the pool
+	 * @param scope the pool's own gate or its account's
+	 * @param dimension the dimension
+	 * @return the gate's state, or {@code null} if none is configured there
+	 */
+	public PoolSnapshot.GateSnapshot gate(Pool pool, BucketSpec.Scope scope, Dimension dimension) {
+		return pool.account().queue().read(() -> {
+			for (InFlightGate gate : (scope == BucketSpec.Scope.POOL) ? pool.gates() : pool.account().gates()) {
+				if (gate.dimension() == dimension && !gate.derived()) {
+					return PoolSnapshot.of(gate, scope);
+				}
+			}
+			return null;
+		});
+	}
+
+	/**
 	 * Returns how many calls wait for admission on an account.
 	 * @param account the account
 	 * @return the number of waiting calls

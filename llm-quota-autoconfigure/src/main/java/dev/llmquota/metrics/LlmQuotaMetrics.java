@@ -12,6 +12,7 @@ import dev.llmquota.core.Cost;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Pool;
+import dev.llmquota.core.PoolSnapshot;
 import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaEvents;
@@ -99,9 +100,6 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 		}
 		List<Meter> meters = new ArrayList<>();
 		for (Dimension dimension : Dimension.values()) {
-			if (dimension.kind() == Dimension.Kind.CONCURRENCY) {
-				continue;
-			}
 			for (BucketSpec.Scope scope : BucketSpec.Scope.values()) {
 				Tags tags = tags(pool).and("scope", scope.id(), "dimension", dimension.id());
 				boolean limited = (scope == BucketSpec.Scope.POOL ? pool.limits() : pool.account().limits()).asMap()
@@ -118,12 +116,13 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 					.strongReference(true)
 					.register(registry));
 				meters.add(Gauge.builder(REMAINING, () -> localRemaining(pool, scope, dimension))
-					.description("Units left in the client's own bucket")
+					.description("What the client's own books leave of the published limit, in the provider's terms:"
+							+ " limit x bucket level / bucket capacity")
 					.baseUnit(unit(dimension))
 					.tags(tags.and("source", "local"))
 					.strongReference(true)
 					.register(registry));
-				if (scope == BucketSpec.Scope.POOL) {
+				if (scope == BucketSpec.Scope.POOL && dimension.kind() != Dimension.Kind.CONCURRENCY) {
 					meters.add(Gauge.builder(REMAINING, () -> serverRemaining(pool, dimension))
 						.description("Units left as the provider's latest rate-limit headers said")
 						.baseUnit(unit(dimension))
@@ -263,25 +262,45 @@ public class LlmQuotaMetrics implements MeterBinder, QuotaEvents {
 		return Tags.of("provider", pool.provider(), "region", pool.region(), "model", pool.model());
 	}
 
+	/** Budgets are in the account's currency, which has no name here. */
 	private static String unit(Dimension dimension) {
 		if (dimension.countsMoney()) {
-			return "micros";
+			return null;
 		}
 		return dimension.countsTokens() ? "tokens" : "requests";
 	}
 
+	/** Money budgets are kept in millionths; meters show them in the currency. */
+	private static double scaled(Dimension dimension, double units) {
+		return dimension.countsMoney() ? units / 1e6 : units;
+	}
+
+	private static Long configured(Pool pool, BucketSpec.Scope scope, Dimension dimension) {
+		return ((scope == BucketSpec.Scope.POOL) ? pool.limits() : pool.account().limits()).asMap().get(dimension);
+	}
+
 	private static double limit(Pool pool, BucketSpec.Scope scope, Dimension dimension) {
-		Long limit = ((scope == BucketSpec.Scope.POOL) ? pool.limits() : pool.account().limits()).asMap()
-			.get(dimension);
-		return (limit != null) ? limit : Double.NaN;
+		Long limit = configured(pool, scope, dimension);
+		return (limit != null) ? scaled(dimension, limit) : Double.NaN;
 	}
 
 	private double localRemaining(Pool pool, BucketSpec.Scope scope, Dimension dimension) {
+		Long limit = configured(pool, scope, dimension);
+		if (limit == null) {
+			return Double.NaN;
+		}
+		if (dimension.kind() == Dimension.Kind.CONCURRENCY) {
+			PoolSnapshot.GateSnapshot gate = this.engine.gate(pool, scope, dimension);
+			return (gate != null) ? gate.inProviderTerms(limit) : Double.NaN;
+		}
 		List<BucketSpec> buckets = (scope == BucketSpec.Scope.POOL) ? pool.buckets() : pool.account().buckets();
 		for (BucketSpec bucket : buckets) {
 			if (bucket.dimension() == dimension) {
 				Instant wallNow = this.engine.clock().instant();
-				return this.engine.store().state(bucket, this.engine.clock().nanoTime(), wallNow).remaining();
+				long level = this.engine.store().state(bucket, this.engine.clock().nanoTime(), wallNow).remaining();
+				// a budget shows what is left of it; a rate what the provider would say
+				return dimension.countsMoney() ? scaled(dimension, Math.max(0, level))
+						: bucket.inProviderTerms(limit, level);
 			}
 		}
 		return Double.NaN;

@@ -56,6 +56,29 @@ class QuotaReportsTests {
 	}
 
 	@Test
+	void anIdlePoolShowsItsWholeLimitAsRemainingInTheProvidersTermsAndItsBucketUnderLocal() {
+		// Bedrock reports nothing in headers: every figure comes from the local books
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.model("claude", limits(REQUESTS_PER_MINUTE, 50, TOKENS_PER_MINUTE, 200_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		QuotaReport.PoolReport pool = new QuotaReports(engine).report(null).pools().get(0);
+		QuotaReport.RateDimension requests = (QuotaReport.RateDimension) pool.dimensions().get("requests-per-minute");
+		assertThat(requests.source()).isEqualTo("local");
+		assertThat(requests.remaining()).isEqualTo(50);
+		assertThat(requests.local().capacity()).isEqualTo(1);
+		assertThat(requests.local().remaining()).isEqualTo(1);
+		QuotaReport.RateDimension tokens = (QuotaReport.RateDimension) pool.dimensions().get("tokens-per-minute");
+		assertThat(tokens.remaining()).isEqualTo(200_000);
+		Calls.Call call = Calls.acquire(engine, engine.pool("openai", "claude"), new Demand(1_000, 100));
+		QuotaReport.PoolReport busy = new QuotaReports(engine).report(null).pools().get(0);
+		assertThat(((QuotaReport.RateDimension) busy.dimensions().get("requests-per-minute")).remaining())
+			.as("the one request of the bucket is taken: nothing left, never negative")
+			.isZero();
+		call.permit().complete(new Usage(1_000, 0, 100));
+	}
+
+	@Test
 	void aBudgetShowsWhatWasSpentWhatIsLeftWhenItResetsAndWhetherItWarns() {
 		QuotaEngine engine = TestConfigs.provider()
 			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
@@ -122,7 +145,9 @@ class QuotaReportsTests {
 		assertThat(requests.path("local").path("remaining").asLong()).isEqualTo(12);
 		JsonNode tokens = entry.path("dimensions").path("tokens-per-minute");
 		assertThat(tokens.path("source").asString()).isEqualTo("local");
-		assertThat(tokens.path("remaining").asLong()).isEqualTo(800 - 560);
+		// in the provider's terms: 240 of the bucket's 800 are 9,000 of the 30,000
+		assertThat(tokens.path("local").path("remaining").asLong()).isEqualTo(800 - 560);
+		assertThat(tokens.path("remaining").asLong()).isEqualTo(30_000L * (800 - 560) / 800);
 		assertThat(tokens.has("reset")).isTrue();
 		JsonNode concurrency = entry.path("dimensions").path("concurrent-requests");
 		assertThat(concurrency.path("limit").asLong()).isEqualTo(64);

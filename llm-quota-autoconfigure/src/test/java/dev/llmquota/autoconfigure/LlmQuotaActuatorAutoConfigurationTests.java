@@ -58,9 +58,21 @@ class LlmQuotaActuatorAutoConfigurationTests {
 	}
 
 	@Test
-	void theHealthIndicatorCanBeSwitchedOff() {
+	void theHealthIndicatorCanBeSwitchedOffTheSpringWay() {
+		this.runner.withPropertyValues("management.health.llmquota.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(LlmQuotaHealthIndicator.class));
+	}
+
+	@Test
+	void theHealthIndicatorCanBeSwitchedOffByItsComponentIdAsBefore() {
 		this.runner.withPropertyValues("management.health.llmQuota.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(LlmQuotaHealthIndicator.class));
+	}
+
+	@Test
+	void theHealthComponentKeepsItsIdLlmQuota() {
+		// Spring Boot names a health component after its bean, without the suffix
+		this.runner.run((context) -> assertThat(context).hasBean("llmQuotaHealthIndicator"));
 	}
 
 	@Test

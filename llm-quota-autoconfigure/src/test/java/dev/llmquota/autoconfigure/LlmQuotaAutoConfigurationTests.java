@@ -146,7 +146,7 @@ class LlmQuotaAutoConfigurationTests {
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("llm.quota.providers.openai.dialect")
 			.contains("openia")
-			.contains("AZURE_OPENAI");
+			.contains("azure-openai");
 	}
 
 	@Test
@@ -195,7 +195,11 @@ class LlmQuotaAutoConfigurationTests {
 	}
 
 	static FailureAnalysis analyze(Throwable failure) {
-		FailureAnalysis analysis = new LlmQuotaConfigurationFailureAnalyzer().analyze(failure);
+		// binding is explained first, as the application's analyzers run by their order
+		FailureAnalysis analysis = new LlmQuotaBindFailureAnalyzer().analyze(failure);
+		if (analysis == null) {
+			analysis = new LlmQuotaConfigurationFailureAnalyzer().analyze(failure);
+		}
 		assertThat(analysis).as("analysis of %s", failure).isNotNull();
 		return analysis;
 	}

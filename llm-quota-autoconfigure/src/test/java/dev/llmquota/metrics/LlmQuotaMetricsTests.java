@@ -58,6 +58,34 @@ class LlmQuotaMetricsTests {
 	}
 
 	@Test
+	void remainingIsInTheProvidersTermsConcurrencyIncludedAndBudgetsInTheCurrency() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.inFlightGate(false)
+			.account(limits(Dimension.BUDGET_PER_DAY, 50_000_000))
+			.model("gpt-4o",
+					limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 30_000, Dimension.CONCURRENT_REQUESTS, 10))
+			.engine(new LocalQuotaStore(), this.clock);
+		new LlmQuotaMetrics(engine).bindTo(this.registry);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		// an idle pool shows the whole published limit, as the provider's headers would
+		assertThat(gauge(LlmQuotaMetrics.REMAINING, TOKENS_PER_MINUTE, "local", true)).isEqualTo(30_000);
+		assertThat(gauge(LlmQuotaMetrics.REMAINING, Dimension.CONCURRENT_REQUESTS, "local", true)).isEqualTo(10);
+		assertThat(gauge(LlmQuotaMetrics.LIMIT, Dimension.CONCURRENT_REQUESTS, "local", false)).isEqualTo(10);
+		Calls.Call call = Calls.acquire(engine, pool, new Demand(200, 200));
+		// the bucket holds 800 (2 s of 24,000 a minute): 400 left are 15,000 of the
+		// 30,000
+		assertThat(gauge(LlmQuotaMetrics.REMAINING, TOKENS_PER_MINUTE, "local", true)).isEqualTo(15_000);
+		// one of 8 enforced slots taken: 7 / 8 of the published 10
+		assertThat(gauge(LlmQuotaMetrics.REMAINING, Dimension.CONCURRENT_REQUESTS, "local", true)).isEqualTo(8);
+		assertThat(this.registry.get(LlmQuotaMetrics.LIMIT)
+			.tags("model", "gpt-4o", "scope", "account", "dimension", "budget-per-day")
+			.gauge()
+			.value()).isEqualTo(50.0);
+		call.permit().complete(new Usage(200, 0, 10));
+	}
+
+	@Test
 	void waitsDriftAndOutputAreCounted() {
 		QuotaEngine engine = engine(10);
 		Pool pool = engine.pool("openai", "gpt-4o");

@@ -18,6 +18,18 @@ public final class LlmQuotaRestClientCustomizer implements RestClientCustomizer 
 		this.interceptor = interceptor;
 	}
 
+	/**
+	 * Returns whether a builder carries llm-quota's interceptor.
+	 * @param builder the builder
+	 * @return whether its calls are governed
+	 */
+	public static boolean governs(RestClient.Builder builder) {
+		boolean[] found = new boolean[1];
+		builder.requestInterceptors((interceptors) -> found[0] = interceptors.stream()
+			.anyMatch(LlmQuotaClientHttpRequestInterceptor.class::isInstance));
+		return found[0];
+	}
+
 	@Override
 	public void customize(RestClient.Builder builder) {
 		builder.requestInterceptors((interceptors) -> {

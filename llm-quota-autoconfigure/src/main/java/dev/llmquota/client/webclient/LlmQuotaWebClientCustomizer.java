@@ -35,6 +35,18 @@ public final class LlmQuotaWebClientCustomizer implements WebClientCustomizer {
 		builder.filter(new LlmQuotaExchangeFilterFunction(this.calls, codecs::writers));
 	}
 
+	/**
+	 * Returns whether a builder carries llm-quota's filter.
+	 * @param builder the builder
+	 * @return whether its calls are governed
+	 */
+	public static boolean governs(WebClient.Builder builder) {
+		boolean[] found = new boolean[1];
+		builder.filters(
+				(filters) -> found[0] = filters.stream().anyMatch(LlmQuotaExchangeFilterFunction.class::isInstance));
+		return found[0];
+	}
+
 	private static final class Codecs {
 
 		private volatile ClientCodecConfigurer configurer;

@@ -1,0 +1,234 @@
+package dev.llmquota.autoconfigure;
+
+import java.beans.PropertyDescriptor;
+import java.lang.reflect.Method;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.springframework.beans.BeanUtils;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+
+/**
+ * The shape of {@code llm.quota.*} as {@link LlmQuotaProperties} defines it, to tell a
+ * user who wrote a key that does not exist which one they meant.
+ */
+final class PropertyKeys {
+
+	private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("llm.quota");
+
+	private PropertyKeys() {
+	}
+
+	/**
+	 * What is wrong with a key that bound to nothing, and the key that was probably
+	 * meant.
+	 *
+	 * @param reason what is wrong, for people
+	 * @param suggestion the full key probably meant, or {@code null} if none is close
+	 * @param valid the valid names where the key went wrong
+	 */
+	record Diagnosis(String reason, String suggestion, List<String> valid) {
+
+	}
+
+	/**
+	 * Diagnoses a key under {@code llm.quota} that bound to nothing.
+	 * @param name the key
+	 * @return what is wrong with it
+	 */
+	static Diagnosis diagnose(ConfigurationPropertyName name) {
+		if (!ROOT.isAncestorOf(name)) {
+			return new Diagnosis("it is not under llm.quota", null, List.of());
+		}
+		Type current = LlmQuotaProperties.class;
+		StringBuilder path = new StringBuilder("llm.quota");
+		for (int i = ROOT.getNumberOfElements(); i < name.getNumberOfElements(); i++) {
+			Class<?> raw = raw(current);
+			String element = name.getElement(i, ConfigurationPropertyName.Form.DASHED);
+			if (Map.class.isAssignableFrom(raw)) {
+				String key = name.getElement(i, ConfigurationPropertyName.Form.ORIGINAL);
+				Type value = argument(current, 1);
+				Diagnosis dotted = dottedKey(name, i, value, path);
+				if (dotted != null) {
+					return dotted;
+				}
+				path.append(key.contains(".") ? "[" + key + "]" : "." + key);
+				current = value;
+				continue;
+			}
+			if (Collection.class.isAssignableFrom(raw)) {
+				if (!name.isNumericIndex(i)) {
+					return new Diagnosis(path + " is a list: its elements are written " + path + "[0], " + path + "[1]",
+							null, List.of());
+				}
+				path.append('[').append(element).append(']');
+				current = argument(current, 0);
+				continue;
+			}
+			Map<String, Type> properties = properties(raw);
+			if (properties.isEmpty()) {
+				return new Diagnosis(path + " takes a value, not properties below it", path.toString(), List.of());
+			}
+			Type next = properties.get(element);
+			if (next == null) {
+				String nearest = nearest(element, properties.keySet());
+				String rest = rest(name, i + 1);
+				return new Diagnosis("no such property under " + path,
+						(nearest != null) ? path + "." + nearest + rest : null, List.copyOf(properties.keySet()));
+			}
+			path.append('.').append(element);
+			current = next;
+		}
+		return new Diagnosis(path + " takes properties below it, not a value", null, List.of());
+	}
+
+	/**
+	 * A map key written with dots but without brackets ({@code models.gpt-4.1.x}) is read
+	 * as nested keys; says so when the brackets would make the key bind.
+	 */
+	private static Diagnosis dottedKey(ConfigurationPropertyName name, int index, Type value, StringBuilder path) {
+		Map<String, Type> properties = properties(raw(value));
+		if (properties.isEmpty() || index + 1 >= name.getNumberOfElements()
+				|| properties.containsKey(name.getElement(index + 1, ConfigurationPropertyName.Form.DASHED))) {
+			return null;
+		}
+		StringBuilder key = new StringBuilder(name.getElement(index, ConfigurationPropertyName.Form.ORIGINAL));
+		for (int j = index + 1; j < name.getNumberOfElements() - 1; j++) {
+			key.append('.').append(name.getElement(j, ConfigurationPropertyName.Form.ORIGINAL));
+			String property = name.getElement(j + 1, ConfigurationPropertyName.Form.DASHED);
+			if (properties.containsKey(property)) {
+				String suggestion = path + "[" + key + "]" + rest(name, j + 1);
+				return new Diagnosis("the key '" + key + "' holds dots, so it was read as nested keys; in YAML write it"
+						+ " as \"[" + key + "]\" (or set its name: property under a plain key)", suggestion, List.of());
+			}
+		}
+		return null;
+	}
+
+	private static String rest(ConfigurationPropertyName name, int from) {
+		StringBuilder rest = new StringBuilder();
+		for (int i = from; i < name.getNumberOfElements(); i++) {
+			String element = name.getElement(i, ConfigurationPropertyName.Form.ORIGINAL);
+			rest.append(name.isNumericIndex(i) ? "[" + element + "]" : "." + element);
+		}
+		return rest.toString();
+	}
+
+	/**
+	 * Returns the bindable properties of a type by their dashed names, or none for a
+	 * value type.
+	 */
+	static Map<String, Type> properties(Class<?> type) {
+		Map<String, Type> properties = new TreeMap<>();
+		if (isValue(type)) {
+			return properties;
+		}
+		for (PropertyDescriptor descriptor : BeanUtils.getPropertyDescriptors(type)) {
+			Method getter = descriptor.getReadMethod();
+			if (getter == null || getter.getDeclaringClass() == Object.class) {
+				continue;
+			}
+			Type propertyType = getter.getGenericReturnType();
+			// a property binds through its setter, or, for a nested object, through its
+			// getter
+			if (descriptor.getWriteMethod() != null || !isValue(raw(propertyType))) {
+				properties.put(dashed(descriptor.getName()), propertyType);
+			}
+		}
+		return properties;
+	}
+
+	private static boolean isValue(Class<?> type) {
+		return type.isPrimitive() || type.isEnum() || Number.class.isAssignableFrom(type) || type == Boolean.class
+				|| type == String.class || type == Duration.class || type == ZoneId.class
+				|| type.getName().startsWith("java.");
+	}
+
+	private static String dashed(String camel) {
+		StringBuilder dashed = new StringBuilder();
+		for (char c : camel.toCharArray()) {
+			if (Character.isUpperCase(c)) {
+				dashed.append('-').append(Character.toLowerCase(c));
+			}
+			else {
+				dashed.append(c);
+			}
+		}
+		return dashed.toString();
+	}
+
+	private static Class<?> raw(Type type) {
+		if (type instanceof Class<?> cls) {
+			return cls;
+		}
+		if (type instanceof ParameterizedType parameterized) {
+			return (Class<?>) parameterized.getRawType();
+		}
+		return Object.class;
+	}
+
+	private static Type argument(Type type, int index) {
+		return (type instanceof ParameterizedType parameterized) ? parameterized.getActualTypeArguments()[index]
+				: Object.class;
+	}
+
+	/**
+	 * The valid name closest to the given one, if it is close enough to be a typo; a name
+	 * that begins the other (or that the other begins) is closer than one as many edits
+	 * away.
+	 */
+	static String nearest(String name, Collection<String> valid) {
+		String best = null;
+		int bestScore = Integer.MAX_VALUE;
+		for (String candidate : valid) {
+			boolean prefix = candidate.startsWith(name) || name.startsWith(candidate);
+			int distance = distance(name, candidate);
+			if (distance > Math.max(2, name.length() / 3) && !prefix) {
+				continue;
+			}
+			int score = distance * 2 - (prefix ? 1 : 0);
+			if (score < bestScore) {
+				best = candidate;
+				bestScore = score;
+			}
+		}
+		return best;
+	}
+
+	private static int distance(String a, String b) {
+		int[] previous = new int[b.length() + 1];
+		int[] current = new int[b.length() + 1];
+		for (int j = 0; j <= b.length(); j++) {
+			previous[j] = j;
+		}
+		for (int i = 1; i <= a.length(); i++) {
+			current[0] = i;
+			for (int j = 1; j <= b.length(); j++) {
+				int cost = (a.charAt(i - 1) == b.charAt(j - 1)) ? 0 : 1;
+				current[j] = Math.min(Math.min(current[j - 1] + 1, previous[j] + 1), previous[j - 1] + cost);
+			}
+			int[] swap = previous;
+			previous = current;
+			current = swap;
+		}
+		return previous[b.length()];
+	}
+
+	/**
+	 * Returns every valid name directly under a path, for messages.
+	 * @param valid the names
+	 * @return them, joined
+	 */
+	static String list(List<String> valid) {
+		List<String> names = new ArrayList<>(valid);
+		return String.join(", ", names);
+	}
+
+}

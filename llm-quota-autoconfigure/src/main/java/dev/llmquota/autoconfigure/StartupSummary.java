@@ -1,0 +1,137 @@
+package dev.llmquota.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.StringJoiner;
+
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Limits;
+import dev.llmquota.core.PoolSpec;
+import dev.llmquota.core.ProviderSpec;
+import dev.llmquota.core.QuotaEngine;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+
+/**
+ * Logs one line per provider entry once the application's beans exist: its dialect (and
+ * whether it was inferred), region, models and limits, which HTTP clients are governed,
+ * and where the books live. It is how a user sees at start-up that llm-quota works.
+ */
+final class StartupSummary implements SmartInitializingSingleton {
+
+	private static final Log logger = LogFactory.getLog("dev.llmquota");
+
+	/** Governing beans by the client they govern, in the order they are listed. */
+	private static final Map<String, String> CLIENTS = Map.of("llmQuotaWebClientCustomizer", "WebClient",
+			"llmQuotaRestClientCustomizer", "RestClient", "llmQuotaOkHttpInterceptor", "OkHttp",
+			"llmQuotaOpenAiHttpClientBuilderCustomizer", "Spring AI OpenAI",
+			"llmQuotaAnthropicHttpClientBuilderCustomizer", "Spring AI Anthropic");
+
+	private static final List<String> CLIENT_ORDER = List.of("llmQuotaWebClientCustomizer",
+			"llmQuotaRestClientCustomizer", "llmQuotaOkHttpInterceptor", "llmQuotaOpenAiHttpClientBuilderCustomizer",
+			"llmQuotaAnthropicHttpClientBuilderCustomizer");
+
+	private final QuotaEngine engine;
+
+	private final LlmQuotaProperties properties;
+
+	private final ListableBeanFactory beans;
+
+	StartupSummary(QuotaEngine engine, LlmQuotaProperties properties, ListableBeanFactory beans) {
+		this.engine = engine;
+		this.properties = properties;
+		this.beans = beans;
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		if (!logger.isInfoEnabled()) {
+			return;
+		}
+		lines().forEach(logger::info);
+	}
+
+	/**
+	 * Returns the summary, one line per provider entry.
+	 * @return the lines
+	 */
+	List<String> lines() {
+		String clients = governedClients();
+		String store = this.engine.store().status().backend();
+		List<String> lines = new ArrayList<>();
+		// in the order the configuration lists the entries
+		for (Map.Entry<String, LlmQuotaProperties.Provider> entry : this.properties.getProviders().entrySet()) {
+			ProviderSpec provider = this.engine.config().providers().get(entry.getKey());
+			if (provider == null) {
+				continue;
+			}
+			boolean inferred = entry.getValue().getDialect() == null;
+			StringBuilder line = new StringBuilder("llm-quota: provider '").append(provider.id())
+				.append("' at ")
+				.append(provider.baseUrl())
+				.append(": dialect ")
+				.append(provider.dialect())
+				.append(inferred ? " (inferred from base-url)" : "")
+				.append(", region ")
+				.append(provider.region());
+			StringJoiner models = new StringJoiner(", ");
+			provider.models().values().forEach((model) -> models.add(model(model)));
+			provider.template()
+				.ifPresent((template) -> models.add("default (any other model) " + limits(template.limits())));
+			line.append(", models ").append((models.length() > 0) ? models : "none listed (unlimited until learned)");
+			if (!provider.account().isEmpty()) {
+				line.append(", account ").append(limits(provider.account()));
+			}
+			if (provider.models()
+				.values()
+				.stream()
+				.anyMatch((model) -> model.mode() != dev.llmquota.core.Mode.ENFORCE)) {
+				line.append(", modes ").append(modes(provider));
+			}
+			line.append("; governs ").append(clients).append("; store ").append(store);
+			lines.add(line.toString());
+		}
+		return lines;
+	}
+
+	private static String model(PoolSpec model) {
+		return model.model() + " " + limits(model.limits());
+	}
+
+	private static String modes(ProviderSpec provider) {
+		StringJoiner modes = new StringJoiner(", ", "[", "]");
+		provider.models()
+			.values()
+			.forEach((model) -> modes.add(model.model() + "=" + model.mode().name().toLowerCase(Locale.ROOT)));
+		return modes.toString();
+	}
+
+	private static String limits(Limits limits) {
+		if (limits.isEmpty()) {
+			return "[no limits]";
+		}
+		StringJoiner joined = new StringJoiner(", ", "[", "]");
+		limits.asMap().forEach((dimension, limit) -> joined.add(dimension.id() + "=" + value(dimension, limit)));
+		return joined.toString();
+	}
+
+	private static String value(Dimension dimension, long limit) {
+		return dimension.countsMoney() ? String.format(Locale.ROOT, "%.2f", limit / 1e6) : Long.toString(limit);
+	}
+
+	private String governedClients() {
+		StringJoiner clients = new StringJoiner(", ");
+		for (String bean : CLIENT_ORDER) {
+			if (this.beans.containsBean(bean)) {
+				clients.add(CLIENTS.get(bean));
+			}
+		}
+		return (clients.length() > 0) ? clients.toString() : "no client (no HTTP client library is on the class path)";
+	}
+
+}

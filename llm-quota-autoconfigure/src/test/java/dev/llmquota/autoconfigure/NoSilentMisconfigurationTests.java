@@ -1,0 +1,326 @@
+package dev.llmquota.autoconfigure;
+
+import java.util.List;
+
+import dev.llmquota.client.restclient.LlmQuotaRestClientCustomizer;
+import dev.llmquota.client.webclient.LlmQuotaWebClientCustomizer;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.ProviderSpec;
+import dev.llmquota.core.QuotaConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every mistake a new user makes in the first hour either stops start-up with a message
+ * naming the property and the fix, or logs one warning: none passes in silence.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class NoSilentMisconfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(LlmQuotaAutoConfiguration.class));
+
+	@Test
+	void aMistypedKeyStopsStartUpNamingTheKeyMeant() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.gpt-4o.tokens-per-min=30000")
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription())
+					.contains("unknown property llm.quota.providers.openai.models.gpt-4o.tokens-per-min")
+					.contains("did you mean llm.quota.providers.openai.models.gpt-4o.tokens-per-minute?");
+				assertThat(analysis.getAction()).contains("rename it to");
+			});
+	}
+
+	@Test
+	void aMistypedKeyAtAnyDepthIsFound() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.retry.max-attempt=3")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains("did you mean llm.quota.retry.max-attempts?"));
+		this.runner.withPropertyValues("llm.quota.provider.openai.base-url=https://api.openai.com")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains("did you mean llm.quota.providers.openai.base-url?"));
+	}
+
+	@Test
+	void aModelIdWithDotsOutsideBracketsIsExplained() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.gpt-4.1.tokens-per-minute=30000")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains("holds dots")
+				.contains("llm.quota.providers.openai.models[gpt-4.1].tokens-per-minute"));
+	}
+
+	@Test
+	void aKeyFarFromAnyListsTheValidOnes() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.gpt-4o.colour=blue")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getAction())
+				.contains("remove it")
+				.contains("tokens-per-minute")
+				.contains("default-max-tokens"));
+	}
+
+	@ParameterizedTest(name = "{0} -> {1}")
+	@CsvSource(delimiter = '|', textBlock = """
+			https://api.openai.com                                               | openai
+			https://contoso-eus2.openai.azure.com                                | azure-openai
+			https://api.anthropic.com                                            | anthropic
+			https://bedrock-runtime.eu-central-1.amazonaws.com                   | bedrock
+			https://generativelanguage.googleapis.com                            | gemini
+			https://europe-west4-aiplatform.googleapis.com                       | gemini
+			http://localhost:11434                                               | ollama
+			http://localhost:11434/v1                                            | openai
+			https://generativelanguage.googleapis.com/v1beta/openai              | openai
+			""")
+	void theDialectIsInferredFromTheBaseUrl(String baseUrl, String dialect, CapturedOutput output) {
+		this.runner.withPropertyValues("llm.quota.providers.entry.base-url=" + baseUrl).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(QuotaConfig.class).providers().get("entry").dialect()).isEqualTo(dialect);
+		});
+		assertThat(output).doesNotContain("sets no dialect");
+	}
+
+	@Test
+	void aUrlThatDoesNotTellIsReadAsOpenAiWithOneWarningNamingTheEntry(CapturedOutput output) {
+		this.runner.withPropertyValues("llm.quota.providers.gateway.base-url=https://llm.internal.example.com")
+			.run((context) -> assertThat(context.getBean(QuotaConfig.class).providers().get("gateway").dialect())
+				.isEqualTo("openai"));
+		assertThat(output).containsOnlyOnce("llm-quota: provider entry llm.quota.providers.gateway sets no dialect")
+			.contains("llm.quota.providers.gateway.dialect");
+	}
+
+	@Test
+	void aDialectContradictingTheProvidersOwnHostStopsStartUp() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.anthropic.base-url=https://api.anthropic.com",
+					"llm.quota.providers.anthropic.dialect=openai")
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.providers.anthropic.dialect")
+					.contains("serves the anthropic dialect, not openai");
+				assertThat(analysis.getAction()).contains("set it to anthropic");
+			});
+		// an OpenAI-compatible path of a provider's host is openai's
+		this.runner
+			.withPropertyValues("llm.quota.providers.ollama.base-url=http://localhost:11434/v1",
+					"llm.quota.providers.ollama.dialect=openai")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void dialectsWithOnePublicHostNeedNoBaseUrl() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.claude.dialect=anthropic",
+					"llm.quota.providers.flash.dialect=gemini")
+			.run((context) -> {
+				QuotaConfig config = context.getBean(QuotaConfig.class);
+				assertThat(config.providers().get("claude").baseUrl()).hasToString("https://api.anthropic.com");
+				assertThat(config.providers().get("flash").baseUrl())
+					.hasToString("https://generativelanguage.googleapis.com");
+			});
+		this.runner.withPropertyValues("llm.quota.providers.azure.dialect=azure-openai").run((context) -> {
+			FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("llm.quota.providers.azure.base-url");
+			assertThat(analysis.getAction()).contains("https://<resource>.openai.azure.com");
+		});
+	}
+
+	@Test
+	void pricesTakeTheirContractNamesAndTheShortOnesAsAliases() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.a.cost.input-per-million=2.50",
+					"llm.quota.providers.openai.models.a.cost.output-per-million=10",
+					"llm.quota.providers.openai.models.a.cost.cached-input-per-million=1.25",
+					"llm.quota.providers.openai.models.b.cost.input=0.15",
+					"llm.quota.providers.openai.models.b.cost.output=0.60")
+			.run((context) -> {
+				ProviderSpec openai = context.getBean(QuotaConfig.class).providers().get("openai");
+				assertThat(openai.models()
+					.get("a")
+					.accounting()
+					.cost()
+					.micros(new dev.llmquota.core.Usage(1_000_000, 1_000_000, 1_000_000)))
+					.isEqualTo(1_250_000 + 10_000_000);
+				assertThat(openai.models().get("b").accounting().cost()).isNotNull();
+			});
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.a.cost.input-per-million=2.50",
+					"llm.quota.providers.openai.models.a.cost.input=3.00",
+					"llm.quota.providers.openai.models.a.cost.output-per-million=10")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains("llm.quota.providers.openai.models.a.cost.input")
+				.contains("short name of"));
+	}
+
+	@Test
+	void aBudgetNoPriceCanTripStopsStartUp() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.budget.per-day=50",
+					"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=500")
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.providers.openai.budget.per-day")
+					.contains("can never trip");
+				assertThat(analysis.getAction()).contains("cost.input-per-million");
+			});
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.budget.per-day=50",
+					"llm.quota.providers.openai.models.default.cost.input-per-million=1",
+					"llm.quota.providers.openai.models.default.cost.output-per-million=2")
+			.run((context) -> assertThat(context.getBean(QuotaConfig.class).providers().get("openai").account().asMap())
+				.containsKey(Dimension.BUDGET_PER_DAY));
+	}
+
+	@ParameterizedTest(name = "{0}={1}")
+	@CsvSource(delimiter = '|', textBlock = """
+			llm.quota.providers.openai.models.gpt-4o.expected-latency | 1.4s      | 1400ms
+			llm.quota.providers.openai.models.gpt-4o.expected-latency | 1.4s      | PT1.4S
+			llm.quota.max-wait                                        | 2.5m      | 30s
+			llm.quota.health.exhausted-status                         | degraded  | out-of-service
+			llm.quota.providers.openai.charge-refused                 | always    | requests
+			llm.quota.providers.openai.dialect                        | gpt       | azure-openai
+			llm.quota.providers.openai.day-zone                       | Pacific   | America/Los_Angeles
+			""")
+	void aValueOfTheWrongFormIsExplainedWithTheFormsAccepted(String property, String value, String accepted) {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com", property + "=" + value)
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("Invalid value '" + value + "' for " + property);
+				assertThat(analysis.getAction()).contains(property).contains(accepted);
+			});
+	}
+
+	@Test
+	void lendAftersMessageQuotesItsOwnDefault() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.priority.lend-after=-1s")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getAction())
+				.contains("10s (the default)")
+				.doesNotContain("30s"));
+	}
+
+	@Test
+	void anApplicationsOwnBuilderBeansAreNamedWithTheLineThatGovernsThem(CapturedOutput output) {
+		this.runner
+			.withConfiguration(AutoConfigurations.of(LlmQuotaWebClientAutoConfiguration.class,
+					LlmQuotaRestClientAutoConfiguration.class, WebClientAutoConfiguration.class,
+					RestClientAutoConfiguration.class))
+			.withUserConfiguration(OwnBuilders.class)
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(output).containsOnlyOnce("WebClient.Builder bean 'myWebClientBuilder'")
+					.contains("llmQuotaWebClientCustomizer.customize(builder)")
+					.containsOnlyOnce("RestClient.Builder bean 'myRestClientBuilder'")
+					.contains("llmQuotaRestClientCustomizer.customize(builder)")
+					.doesNotContain("'governedWebClientBuilder'")
+					.doesNotContain("'governedRestClientBuilder'");
+			});
+	}
+
+	@Test
+	void boot_sOwnBuildersRaiseNoWarning(CapturedOutput output) {
+		this.runner
+			.withConfiguration(AutoConfigurations.of(LlmQuotaWebClientAutoConfiguration.class,
+					LlmQuotaRestClientAutoConfiguration.class, WebClientAutoConfiguration.class,
+					RestClientAutoConfiguration.class))
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).doesNotContain("is the application's own");
+	}
+
+	@Test
+	void oneSummaryLinePerEntryWithDialectRegionModelsClientsAndStore() {
+		this.runner
+			.withConfiguration(AutoConfigurations.of(LlmQuotaWebClientAutoConfiguration.class,
+					LlmQuotaRestClientAutoConfiguration.class, WebClientAutoConfiguration.class,
+					RestClientAutoConfiguration.class))
+			.withPropertyValues("llm.quota.providers.bedrock.base-url=https://bedrock-runtime.us-east-1.amazonaws.com",
+					"llm.quota.providers.bedrock.region=us-east-1",
+					"llm.quota.providers.bedrock.models.sonnet.name=us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+					"llm.quota.providers.bedrock.models.sonnet.tokens-per-minute=200000",
+					"llm.quota.providers.local.base-url=http://localhost:11434",
+					"llm.quota.providers.local.dialect=ollama",
+					"llm.quota.providers.local.models.llama.name=llama3.2:1b",
+					"llm.quota.providers.local.models.llama.concurrent-requests=2")
+			.run((context) -> {
+				List<String> lines = context.getBean(StartupSummary.class).lines();
+				assertThat(lines).hasSize(2);
+				assertThat(lines.get(0)).startsWith("llm-quota: provider 'bedrock'")
+					.contains("dialect bedrock (inferred from base-url)")
+					.contains("region us-east-1")
+					.contains("us.anthropic.claude-sonnet-4-5-20250929-v1:0 [tokens-per-minute=200000]")
+					.contains("governs WebClient, RestClient")
+					.contains("store local");
+				assertThat(lines.get(1)).startsWith("llm-quota: provider 'local'")
+					.contains("dialect ollama,")
+					.doesNotContain("inferred")
+					.contains("llama3.2:1b [concurrent-requests=2]");
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnBuilders {
+
+		@Bean
+		WebClient.Builder myWebClientBuilder() {
+			return WebClient.builder();
+		}
+
+		@Bean
+		RestClient.Builder myRestClientBuilder() {
+			return RestClient.builder();
+		}
+
+		@Bean
+		WebClient.Builder governedWebClientBuilder(LlmQuotaWebClientCustomizer customizer) {
+			WebClient.Builder builder = WebClient.builder();
+			customizer.customize(builder);
+			return builder;
+		}
+
+		@Bean
+		RestClient.Builder governedRestClientBuilder(LlmQuotaRestClientCustomizer customizer) {
+			RestClient.Builder builder = RestClient.builder();
+			customizer.customize(builder);
+			return builder;
+		}
+
+	}
+
+}

@@ -64,15 +64,15 @@ public class BatchJob {
 	 * @param failed documents that failed
 	 * @param refusals rate-limit answers the provider gave during the batch
 	 * @param elapsed how long it took
-	 * @param tokensDone the input of the documents summarised, in tokens (4 characters
-	 * each)
+	 * @param tokensDone the tokens the provider billed for the documents summarised (the
+	 * usage of their answers: input and output)
 	 */
 	public record Result(boolean governed, int documents, int done, int failed, long refusals, Duration elapsed,
 			long tokensDone) {
 
 		/**
-		 * Returns the input summarised per minute: the goodput, fair to small and large
-		 * documents alike.
+		 * Returns the tokens the provider billed per minute for documents summarised: the
+		 * goodput, fair to small and large documents alike.
 		 * @return tokens per minute
 		 */
 		public double goodputPerMinute() {
@@ -109,7 +109,7 @@ public class BatchJob {
 			.flatMap((document) -> this.summarizer.summarize(document.text(), Priority.BATCH, governed)
 				.doOnNext((summary) -> {
 					started.done().incrementAndGet();
-					tokensDone.addAndGet(document.text().length() / 4);
+					tokensDone.addAndGet(summary.billedTokens());
 				})
 				.onErrorResume((ex) -> {
 					if (started.failed().incrementAndGet() == 1) {

@@ -60,7 +60,7 @@ final class DemoConsole {
 	/** Prints the report of a governed batch. */
 	void report(BatchJob.Result result) {
 		this.out.printf(Locale.ROOT,
-				"%n%nllm-quota demo: %d of %d documents summarised in %.1f s (%,.0f input tokens a minute), %d failed%n",
+				"%n%nllm-quota demo: %d of %d documents summarised in %.1f s (%,.0f tokens a minute billed), %d failed%n",
 				result.done(), result.documents(), result.elapsed().toMillis() / 1000.0, result.goodputPerMinute(),
 				result.failed());
 		if (this.simulator != null) {

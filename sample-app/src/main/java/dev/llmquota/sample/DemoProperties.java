@@ -162,9 +162,10 @@ public class DemoProperties {
 		private long requestsPerMinute = 500;
 
 		/**
-		 * Input tokens per minute of the simulated account.
+		 * Tokens per minute of the simulated account: OpenAI's one combined pool of input
+		 * and output, max_tokens reserved at admission.
 		 */
-		private long inputTokensPerMinute = 200_000;
+		private long tokensPerMinute = 200_000;
 
 		/**
 		 * Time to the first token of an answer.
@@ -187,12 +188,12 @@ public class DemoProperties {
 			this.requestsPerMinute = requestsPerMinute;
 		}
 
-		public long getInputTokensPerMinute() {
-			return this.inputTokensPerMinute;
+		public long getTokensPerMinute() {
+			return this.tokensPerMinute;
 		}
 
-		public void setInputTokensPerMinute(long inputTokensPerMinute) {
-			this.inputTokensPerMinute = inputTokensPerMinute;
+		public void setTokensPerMinute(long tokensPerMinute) {
+			this.tokensPerMinute = tokensPerMinute;
 		}
 
 		public Duration getTimeToFirstToken() {

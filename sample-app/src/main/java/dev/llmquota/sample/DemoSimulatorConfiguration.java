@@ -10,8 +10,9 @@ import org.springframework.context.annotation.Profile;
 
 /**
  * The demo profile's provider: the simulator, in-process on loopback, with the seeds'
- * account (500 requests and 200,000 input tokens per minute) enforced over a 10-second
- * window, as a real provider's would be.
+ * account (500 requests and 200,000 tokens per minute, OpenAI's combined pool: input plus
+ * {@code max_tokens} at admission) enforced over a 10-second window, as a real provider's
+ * would be.
  */
 @Configuration(proxyBeanMethods = false)
 @Profile("demo")
@@ -26,7 +27,7 @@ class DemoSimulatorConfiguration {
 			.window(Duration.ofSeconds(10))
 			.model(properties.getModel(),
 					(limits) -> limits.requestsPerMinute(simulator.getRequestsPerMinute())
-						.inputTokensPerMinute(simulator.getInputTokensPerMinute()))
+						.tokensPerMinute(simulator.getTokensPerMinute()))
 			.latency((latency) -> latency.timeToFirstToken(simulator.getTimeToFirstToken())
 				.perOutputToken(Duration.ofMillis(5))
 				.outputShare(0.05, 0.3)

@@ -67,7 +67,7 @@ public class Summarizer {
 	 * @param governed whether llm-quota admits the call
 	 * @return the summary
 	 */
-	public Mono<String> summarize(String text, Priority priority, boolean governed) {
+	public Mono<Summary> summarize(String text, Priority priority, boolean governed) {
 		Map<String, Object> body = Map.of("model", this.properties.getModel(), "max_tokens",
 				this.properties.getMaxTokens(), "messages",
 				List.of(Map.of("role", "system", "content", INSTRUCTION), Map.of("role", "user", "content", text)));
@@ -78,7 +78,7 @@ public class Summarizer {
 		if (!this.properties.getApiKey().isBlank()) {
 			request = request.header(HttpHeaders.AUTHORIZATION, "Bearer " + this.properties.getApiKey());
 		}
-		Mono<String> answer = request.bodyValue(body).retrieve().bodyToMono(Map.class).map(Summarizer::content);
+		Mono<Summary> answer = request.bodyValue(body).retrieve().bodyToMono(Map.class).map(Summarizer::summary);
 		return governed ? answer : answer.retryWhen(Retry.from((signals) -> signals.concatMap((signal) -> {
 			if (signal.totalRetries() < 3
 					&& signal.failure() instanceof WebClientResponseException.TooManyRequests tooMany) {
@@ -96,12 +96,28 @@ public class Summarizer {
 		return this.refusals.get();
 	}
 
-	private static String content(Map<?, ?> answer) {
+	/**
+	 * A summary and the tokens the provider billed for it.
+	 *
+	 * @param text the summary
+	 * @param billedTokens input plus output tokens, as the answer's usage reports them (0
+	 * when it reports none)
+	 */
+	public record Summary(String text, long billedTokens) {
+
+	}
+
+	private static Summary summary(Map<?, ?> answer) {
+		String text = "";
 		if (answer.get("choices") instanceof List<?> choices && !choices.isEmpty()
 				&& choices.get(0) instanceof Map<?, ?> choice && choice.get("message") instanceof Map<?, ?> message) {
-			return String.valueOf(message.get("content"));
+			text = String.valueOf(message.get("content"));
 		}
-		return "";
+		long billed = 0;
+		if (answer.get("usage") instanceof Map<?, ?> usage && usage.get("total_tokens") instanceof Number total) {
+			billed = total.longValue();
+		}
+		return new Summary(text, billed);
 	}
 
 	/** The provider's wait, read as llm-quota reads it; a second when it names none. */

@@ -35,7 +35,7 @@ class SummaryController {
 	@PostMapping("/summaries")
 	Mono<Map<String, String>> summarise(@RequestBody Map<String, String> document) {
 		return this.summarizer.summarize(document.getOrDefault("text", ""), Priority.INTERACTIVE, true)
-			.map((summary) -> Map.of("summary", summary));
+			.map((summary) -> Map.of("summary", summary.text()));
 	}
 
 	/**

@@ -38,7 +38,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "demo.run-batch=true", "demo.rounds=1", "demo.documents=30", "demo.workers=16",
-				"demo.simulator.requests-per-minute=300", "demo.simulator.input-tokens-per-minute=30000",
+				"demo.simulator.requests-per-minute=300", "demo.simulator.tokens-per-minute=30000",
 				"demo.simulator.time-to-first-token=200ms", "demo.progress-interval=5s" })
 @ActiveProfiles("demo")
 class DashboardBrowserTests {
@@ -97,11 +97,11 @@ class DashboardBrowserTests {
 				.toList();
 			return found.isEmpty() ? null : found;
 		});
-		assertThat(dimensions).contains("requests-per-minute", "input-tokens-per-minute");
+		assertThat(dimensions).contains("requests-per-minute", "tokens-per-minute");
 		wait.until((driver) -> !driver.findElements(By.cssSelector(pool + " .dimension .bar .remaining")).isEmpty());
 		// calls of very different sizes: the token bucket admits the fewest
 		wait.until((driver) -> !driver
-			.findElements(By.cssSelector(pool + " .dimension.binding[data-dimension='input-tokens-per-minute']"))
+			.findElements(By.cssSelector(pool + " .dimension.binding[data-dimension='tokens-per-minute']"))
 			.isEmpty());
 		int polls = polls();
 		wait.until((driver) -> polls() >= polls + 2);

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 
 import dev.llmquota.test.simulator.ProviderSimulator;
+import dev.llmquota.test.simulator.RequestRecord;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -21,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "demo.run-batch=false", "demo.rounds=1", "demo.documents=24", "demo.workers=24",
-				"demo.simulator.requests-per-minute=300", "demo.simulator.input-tokens-per-minute=30000",
+				"demo.simulator.requests-per-minute=300", "demo.simulator.tokens-per-minute=30000",
 				"demo.simulator.time-to-first-token=50ms" })
 @ActiveProfiles("demo")
 class DemoJobTests {
@@ -51,6 +52,13 @@ class DemoJobTests {
 		assertThat(with.failed()).isZero();
 		assertThat(with.refusals()).as("rate limits the governed batch met").isZero();
 		assertThat(this.simulator.requestLog().refused()).as("the provider refused nothing").isEmpty();
+		long billed = this.simulator.requestLog()
+			.records()
+			.stream()
+			.filter((record) -> record.outcome() == RequestRecord.Outcome.COMPLETED)
+			.mapToLong((record) -> record.inputTokens() + record.outputTokens())
+			.sum();
+		assertThat(with.tokensDone()).as("the headline counts the tokens the provider billed").isEqualTo(billed);
 	}
 
 	private static int freePort() {

@@ -13,7 +13,12 @@ import org.springframework.context.SmartLifecycle;
  */
 final class LlmQuotaLifecycle implements SmartLifecycle {
 
-	/** After the web server's graceful shutdown (DEFAULT_PHASE - 1024 and - 2048). */
+	/**
+	 * After the web server has stopped taking requests (its graceful shutdown and stop
+	 * run at DEFAULT_PHASE - 1024 and - 2048), and before the Redis connection factory
+	 * and Reactor Netty's resources stop (phase 0): the leases are given back while the
+	 * connection still works.
+	 */
 	static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
 
 	private final QuotaEngine engine;

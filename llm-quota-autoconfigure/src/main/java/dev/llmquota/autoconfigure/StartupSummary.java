@@ -70,13 +70,15 @@ final class StartupSummary implements SmartInitializingSingleton {
 			if (provider == null) {
 				continue;
 			}
-			boolean inferred = entry.getValue().getDialect() == null;
+			String how = (entry.getValue().getDialect() != null) ? ""
+					: (DialectInference.of(provider.baseUrl()).dialect() != null) ? " (inferred from base-url)"
+							: " (the base-url does not tell: set dialect)";
 			StringBuilder line = new StringBuilder("llm-quota: provider '").append(provider.id())
 				.append("' at ")
 				.append(provider.baseUrl())
 				.append(": dialect ")
 				.append(provider.dialect())
-				.append(inferred ? " (inferred from base-url)" : "")
+				.append(how)
 				.append(", region ")
 				.append(provider.region());
 			StringJoiner models = new StringJoiner(", ");

@@ -340,12 +340,17 @@ public final class RedisQuotaStore implements QuotaStore {
 			return;
 		}
 		try {
+			// Shutting down, an answer may take longer than a call's timeout on a busy
+			// machine; a release that has not landed when the connection closes would
+			// keep
+			// its slot taken for a whole lease time, so closing waits as long as
+			// start-up.
 			for (Booking.Lease lease : held) {
-				call(QuotaScript.release(lease, time()));
+				call(QuotaScript.release(lease, time()), FIRST_ANSWER);
 			}
 			// Answered after every command sent before it on the connection: releases
 			// sent without waiting as the last calls ended have reached Redis too.
-			call(QuotaScript.clear(CLOSING, time()));
+			call(QuotaScript.clear(CLOSING, time()), FIRST_ANSWER);
 		}
 		catch (RedisDown ex) {
 			// they expire after the lease time
@@ -421,8 +426,12 @@ public final class RedisQuotaStore implements QuotaStore {
 	}
 
 	private List<Object> call(QuotaScript.Call call) {
+		return call(call, this.settings.timeout().multipliedBy(2));
+	}
+
+	private List<Object> call(QuotaScript.Call call, Duration patience) {
 		try {
-			return execute(call).get(this.settings.timeout().toNanos() * 2, TimeUnit.NANOSECONDS);
+			return execute(call, patience).get(patience.toNanos(), TimeUnit.NANOSECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -446,14 +455,18 @@ public final class RedisQuotaStore implements QuotaStore {
 	}
 
 	/** Runs the script; its reply is one list (the multi-bulk reply of EVALSHA). */
-	@SuppressWarnings("unchecked")
 	private CompletableFuture<List<Object>> execute(QuotaScript.Call call) {
+		return execute(call, this.settings.timeout());
+	}
+
+	@SuppressWarnings("unchecked")
+	private CompletableFuture<List<Object>> execute(QuotaScript.Call call, Duration timeout) {
 		// deferred: a connection that cannot even be asked fails the future, not the
 		// caller
 		return Flux.defer(() -> this.redis.execute(SCRIPT, call.keys(), call.args()))
 			.next()
 			.map((reply) -> (List<Object>) reply)
-			.timeout(this.settings.timeout())
+			.timeout(timeout)
 			.toFuture();
 	}
 

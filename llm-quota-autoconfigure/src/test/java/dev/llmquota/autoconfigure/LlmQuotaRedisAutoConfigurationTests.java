@@ -67,4 +67,15 @@ class LlmQuotaRedisAutoConfigurationTests {
 		});
 	}
 
+	@Test
+	void theEngineStopsAfterTheWebServerAndBeforeTheRedisConnectionAndReactorNetty() {
+		// stopping runs from the highest phase down: the leases go back while the
+		// connection still works
+		assertThat(LlmQuotaLifecycle.PHASE)
+			.isLessThan(
+					org.springframework.boot.web.server.context.WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE)
+			.isGreaterThan(new org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory().getPhase())
+			.isGreaterThan(new org.springframework.http.client.ReactorResourceFactory().getPhase());
+	}
+
 }

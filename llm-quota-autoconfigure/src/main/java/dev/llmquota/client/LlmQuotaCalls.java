@@ -284,15 +284,6 @@ public final class LlmQuotaCalls {
 	}
 
 	/**
-	 * Waits, without blocking, until the call is admitted.
-	 * @param plan the call's plan
-	 * @return the permit
-	 */
-	public Mono<QuotaPermit> admit(CallPlan plan) {
-		return this.engine.acquire(plan.pool(), plan.demand(), plan.priority(), plan.maxWait());
-	}
-
-	/**
 	 * Waits, without blocking, until an attempt of a call is admitted, no longer than
 	 * what is left of the call's {@code max-wait}: retries share one budget.
 	 * @param plan the call's plan

@@ -107,7 +107,8 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 
 	private Mono<ClientResponse> attempt(ExchangeFunction next, ClientRequest request, CallPlan plan, int attempt,
 			long deadline) {
-		return this.calls.admit(plan).flatMap((permit) -> {
+		// every attempt waits within what is left of the call's one deadline
+		return this.calls.admit(plan, deadline).flatMap((permit) -> {
 			GovernedCall call = this.calls.start(plan, permit);
 			return next.exchange(request)
 				.doOnError((ex) -> call.onNoResponse())

@@ -24,8 +24,15 @@ public interface BlockingExchange<R> {
 	 * Returns an answer's HTTP status.
 	 * @param response the answer
 	 * @return the status
+	 * @throws IOException if the status cannot be read (a stack that reads it lazily)
 	 */
-	int status(R response);
+	int status(R response) throws IOException;
+
+	/**
+	 * Closes an answer that will not be handed on, quietly.
+	 * @param response the answer
+	 */
+	void discard(R response);
 
 	/**
 	 * Returns an answer's headers.

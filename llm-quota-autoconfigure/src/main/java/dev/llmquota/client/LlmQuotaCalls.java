@@ -249,9 +249,21 @@ public final class LlmQuotaCalls {
 				call.onNoResponse();
 				throw ex;
 			}
-			int status = exchange.status(response);
-			HeaderLookup headers = exchange.headers(response);
-			call.onResponse(status, headers);
+			int status;
+			HeaderLookup headers;
+			try {
+				// some stacks read the status only now (SimpleClientHttpRequestFactory):
+				// a
+				// timeout or a dropped connection here is still "no answer"
+				status = exchange.status(response);
+				headers = exchange.headers(response);
+				call.onResponse(status, headers);
+			}
+			catch (IOException | RuntimeException ex) {
+				call.onNoResponse();
+				exchange.discard(response);
+				throw ex;
+			}
 			if (status < 400) {
 				return exchange.follow(response, call);
 			}

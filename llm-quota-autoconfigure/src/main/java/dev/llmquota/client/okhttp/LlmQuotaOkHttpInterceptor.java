@@ -87,6 +87,11 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 			}
 
 			@Override
+			public void discard(Response response) {
+				response.close();
+			}
+
+			@Override
 			public HeaderLookup headers(Response response) {
 				return response::header;
 			}

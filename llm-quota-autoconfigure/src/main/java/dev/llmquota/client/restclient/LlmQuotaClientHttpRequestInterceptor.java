@@ -67,13 +67,13 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 			}
 
 			@Override
-			public int status(ClientHttpResponse response) {
-				try {
-					return response.getStatusCode().value();
-				}
-				catch (IOException ex) {
-					throw new UncheckedIOException(ex);
-				}
+			public int status(ClientHttpResponse response) throws IOException {
+				return response.getStatusCode().value();
+			}
+
+			@Override
+			public void discard(ClientHttpResponse response) {
+				response.close();
 			}
 
 			@Override

@@ -851,7 +851,7 @@ final class AdmissionQueue {
 		if (waiter.probing != null) {
 			waiter.probing.takeProbe(now, this.settings.exhaustedProbeInterval().toNanos());
 		}
-		QuotaPermit permit = new QuotaPermit(this, waiter, booked, weights, now, this.clock.instant());
+		QuotaPermit permit = new QuotaPermit(this, waiter, booked, weights, now);
 		this.live.add(permit);
 		waiter.pool.stats().admitted(waiter.demand, waiter.priority, permit.waitedNanos());
 		after.add(() -> this.events.admitted(waiter.pool, waiter.priority, permit.waitedNanos()));

@@ -1,6 +1,7 @@
 package dev.llmquota.core;
 
 import java.time.Instant;
+import java.time.LocalDate;
 import java.util.List;
 
 /**
@@ -16,21 +17,51 @@ public sealed interface Booking
 	 *
 	 * @param start when the call may start, in the caller's nanoseconds; not before the
 	 * time it was booked at
+	 * @param bookedAt the wall time it was booked at: the calendar day its daily counters
+	 * were charged to, whenever it starts
 	 * @param charges what was taken, to give back on cancel
 	 * @param lease the lease that holds the call's shared in-flight slots, or
 	 * {@code null} when it holds none
 	 * @param probe whether the call was let through an exhausted quota to see whether it
 	 * is back
 	 */
-	record Booked(long start, List<Charge> charges, Lease lease, boolean probe) implements Booking {
+	record Booked(long start, Instant bookedAt, List<Charge> charges, Lease lease, boolean probe) implements Booking {
 
 		/**
 		 * A booking without shared slots.
 		 * @param start when the call may start
+		 * @param bookedAt the wall time it was booked at
 		 * @param charges what was taken
 		 */
-		public Booked(long start, List<Charge> charges) {
-			this(start, charges, null, false);
+		public Booked(long start, Instant bookedAt, List<Charge> charges) {
+			this(start, bookedAt, charges, null, false);
+		}
+
+		/**
+		 * Returns whether a refund may go to a bucket now: not to a daily counter whose
+		 * period has ended since the booking charged it (the refund would be taken from a
+		 * period that never charged it).
+		 * @param bucket the bucket
+		 * @param wallNow the current wall time
+		 * @return whether the bucket still counts the period the booking charged
+		 */
+		public boolean refundable(BucketSpec bucket, Instant wallNow) {
+			Dimension period = bucket.dimension();
+			return !bucket.daily() || period.periodStart(LocalDate.ofInstant(this.bookedAt, bucket.zone()))
+				.equals(period.periodStart(LocalDate.ofInstant(wallNow, bucket.zone())));
+		}
+
+		/**
+		 * Returns what cancelling this booking gives back now: every charge, but a daily
+		 * one only while its period lasts.
+		 * @param wallNow the current wall time
+		 * @return the refunds, negative units
+		 */
+		public List<Charge> refunds(Instant wallNow) {
+			return this.charges.stream()
+				.filter((charge) -> refundable(charge.bucket(), wallNow))
+				.map((charge) -> new Charge(charge.bucket(), -charge.units()))
+				.toList();
 		}
 
 	}

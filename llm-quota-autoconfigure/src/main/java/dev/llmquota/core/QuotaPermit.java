@@ -1,7 +1,6 @@
 package dev.llmquota.core;
 
 import java.time.Instant;
-import java.time.LocalDate;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -28,8 +27,6 @@ public final class QuotaPermit {
 
 	private final long admittedAt;
 
-	private final Instant admittedWall;
-
 	private final long waitedNanos;
 
 	private final AtomicBoolean reconciled = new AtomicBoolean();
@@ -41,8 +38,7 @@ public final class QuotaPermit {
 
 	volatile Disposable leaseTimer;
 
-	QuotaPermit(AdmissionQueue queue, Waiter waiter, Booking.Booked booking, long[] weights, long admittedAt,
-			Instant admittedWall) {
+	QuotaPermit(AdmissionQueue queue, Waiter waiter, Booking.Booked booking, long[] weights, long admittedAt) {
 		this.queue = queue;
 		this.pool = waiter.pool;
 		this.demand = waiter.demand;
@@ -50,7 +46,6 @@ public final class QuotaPermit {
 		this.gateUses = waiter.gateUses;
 		this.weights = weights;
 		this.admittedAt = admittedAt;
-		this.admittedWall = admittedWall;
 		this.waitedNanos = admittedAt - waiter.enqueuedAt;
 		this.shadow = null;
 	}
@@ -63,11 +58,10 @@ public final class QuotaPermit {
 		this.queue = null;
 		this.pool = pool;
 		this.demand = demand;
-		this.booking = new Booking.Booked(now, List.of());
+		this.booking = new Booking.Booked(now, wallNow, List.of());
 		this.gateUses = List.of();
 		this.weights = new long[0];
 		this.admittedAt = now;
-		this.admittedWall = wallNow;
 		this.waitedNanos = 0;
 		this.shadow = shadow;
 	}
@@ -229,13 +223,11 @@ public final class QuotaPermit {
 
 	/**
 	 * Returns whether a refund may go to this bucket: not to a daily counter whose day
-	 * has ended since the call was admitted (the refund would be taken from a day that
-	 * never charged it).
+	 * has ended since the call was booked, which is the day it was charged to (a call
+	 * booked ahead may start the next day).
 	 */
 	boolean refundable(BucketSpec bucket, Instant wallNow) {
-		Dimension period = bucket.dimension();
-		return !bucket.daily() || period.periodStart(LocalDate.ofInstant(this.admittedWall, bucket.zone()))
-			.equals(period.periodStart(LocalDate.ofInstant(wallNow, bucket.zone())));
+		return this.booking.refundable(bucket, wallNow);
 	}
 
 }

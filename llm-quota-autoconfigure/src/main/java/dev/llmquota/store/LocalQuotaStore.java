@@ -78,7 +78,7 @@ public final class LocalQuotaStore implements QuotaStore {
 					bucket.take(charge.units(), now + bucket.nanosUntil(charge.units(), floor, now));
 				}
 			}
-			return new Booking.Booked(start, List.copyOf(claim.charges()));
+			return new Booking.Booked(start, wallNow, List.copyOf(claim.charges()));
 		}
 		finally {
 			this.lock.unlock();
@@ -110,8 +110,8 @@ public final class LocalQuotaStore implements QuotaStore {
 	public void cancel(Booking.Booked booking, long now, Instant wallNow) {
 		this.lock.lock();
 		try {
-			for (Charge charge : booking.charges()) {
-				adjustLocked(charge.bucket(), -charge.units(), now, wallNow);
+			for (Charge refund : booking.refunds(wallNow)) {
+				adjustLocked(refund.bucket(), refund.units(), now, wallNow);
 			}
 		}
 		finally {

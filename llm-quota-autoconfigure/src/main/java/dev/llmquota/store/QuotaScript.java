@@ -68,7 +68,7 @@ final class QuotaScript {
 		if (status == 0) {
 			long start = now + Math.max(0, number(reply, 2) - redisNow) * NANOS_PER_MICRO;
 			boolean probe = reply.size() > 3 && integer(reply, 3) == 1;
-			return new Booking.Booked(start, List.copyOf(claim.charges()),
+			return new Booking.Booked(start, wallNow, List.copyOf(claim.charges()),
 					claim.slots().isEmpty() ? null : new Booking.Lease(lease, List.copyOf(claim.slots())), probe);
 		}
 		int index = integer(reply, 2) - 1;

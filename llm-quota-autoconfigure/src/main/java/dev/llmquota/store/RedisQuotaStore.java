@@ -217,11 +217,7 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void cancel(Booking.Booked booking, long now, Instant wallNow) {
-		List<Charge> refunds = new ArrayList<>();
-		for (Charge charge : booking.charges()) {
-			refunds.add(new Charge(charge.bucket(), -charge.units()));
-		}
-		adjust(refunds, now, wallNow);
+		adjust(booking.refunds(wallNow), now, wallNow);
 	}
 
 	@Override
@@ -422,7 +418,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		Booking.Lease lease = claim.slots().isEmpty() ? null
 				: new Booking.Lease("local:" + this.leaseIds.incrementAndGet(), List.copyOf(claim.slots()));
 		// the caller keeps the real buckets: corrections after Redis is back go there
-		return new Booking.Booked(booked.start(), List.copyOf(claim.charges()), lease, false);
+		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(claim.charges()), lease, false);
 	}
 
 	private List<Object> call(QuotaScript.Call call) {

@@ -206,8 +206,13 @@ local function save(kind, s)
   end
 end
 
-local function adjust(kind, s, units)
+local function adjust(kind, s, units, day)
   if kind == 'd' then
+    if units < 0 and s.d ~= day then
+      -- a refund of another day than the counter's (a replica's clock behind): that
+      -- day charged it, not this one
+      return
+    end
     s.u = math.max(0, s.u + units)
   elseif units >= 0 then
     take(s, units, now)
@@ -393,7 +398,7 @@ local function adjust_all()
   for i = 1, tonumber(ARGV[3]) do
     local kind, units, a, b = bucket_args(4, i)
     local s = load(KEYS[i], kind, a, b)
-    adjust(kind, s, units)
+    adjust(kind, s, units, b)
     save(kind, s)
   end
   return { 0, now }

@@ -199,6 +199,19 @@ class QuotaScriptTests {
 		assertThat(refused).isEqualTo(new Booking.Refused(day, Duration.ofHours(12).toNanos()));
 	}
 
+	@Test
+	void aRefundForAnEarlierDayLeavesACounterOfALaterDayAlone() {
+		BucketSpec day = new BucketSpec(this.prefix + "account:tokens-per-day", BucketSpec.Scope.ACCOUNT,
+				Dimension.TOKENS_PER_DAY, 1_000, 1_000, UTC);
+		// a replica whose clock is ahead charged the next day
+		java.time.Instant tomorrow = this.wall.plus(Duration.ofDays(1));
+		run(QuotaScript.adjust(List.of(new Charge(day, 300)), time(), tomorrow));
+		// this replica refunds a call it booked today
+		run(QuotaScript.adjust(List.of(new Charge(day, -200)), time(), this.wall));
+		assertThat(QuotaScript.state(run(QuotaScript.state(day, time(), tomorrow)), day, tomorrow).remaining())
+			.isEqualTo(1_000 - 300);
+	}
+
 	private BucketSpec rate(String name, long perMinute, long capacity) {
 		return new BucketSpec(this.prefix + "pool:m:" + name, BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE,
 				perMinute, capacity, UTC);

@@ -31,6 +31,7 @@ import static dev.llmquota.core.Calls.acquire;
 import static dev.llmquota.core.Dimension.BUDGET_PER_DAY;
 import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
 import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.TOKENS_PER_DAY;
 import static dev.llmquota.core.TestConfigs.limits;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -86,11 +87,13 @@ class SharedEngineTests {
 	}
 
 	private QuotaEngine replica(TestConfigs config) {
-		RedisQuotaStore store = new RedisQuotaStore(connectionFactory,
-				new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.REJECT, 0.5, Duration.ofSeconds(30),
-						Duration.ofSeconds(2)),
-				this.clock::nanoTime);
-		QuotaEngine engine = config.engine(store, this.clock);
+		return replica(config, this.clock);
+	}
+
+	private QuotaEngine replica(TestConfigs config, ManualClock clock) {
+		RedisQuotaStore store = new RedisQuotaStore(connectionFactory, new RedisQuotaStore.Settings(
+				RedisQuotaStore.OnFailure.REJECT, 0.5, Duration.ofSeconds(30), Duration.ofSeconds(2)), clock::nanoTime);
+		QuotaEngine engine = config.engine(store, clock);
 		this.resources.add(engine);
 		this.resources.add(store);
 		return engine;
@@ -123,6 +126,33 @@ class SharedEngineTests {
 		assertThat(second.admitted()).isTrue();
 		assertThat(second.waited()).isEqualTo(Duration.ofSeconds(1));
 		assertThat(scriptCalls() - before).as("round trips for two admissions").isEqualTo(2);
+	}
+
+	@Test
+	void aCallBookedBeforeMidnightAndRefundedAfterItRefundsTheDayThatWasCharged() {
+		ManualClock late = new ManualClock(java.time.Instant.parse("2026-11-30T23:59:59.500Z"));
+		QuotaEngine engine = replica(TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(1))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 60, TOKENS_PER_DAY, 10_000)), late);
+		await().atMost(PATIENCE).until(call(engine)::admitted);
+		// booked at 23:59:59.5, charged to the 30th, starting in the next day
+		Calls.Call bookedAhead = call(engine);
+		awaitBooked(engine);
+		late.advance(Duration.ofSeconds(1));
+		assertThat(bookedAhead.admitted()).isTrue();
+		late.advance(Duration.ofSeconds(1));
+		Calls.Call nextDay = call(engine);
+		await().atMost(PATIENCE).until(nextDay::admitted);
+		// 90 of its 100 output tokens unused: the 30th charged them, the 1st did not
+		bookedAhead.permit().complete(new Usage(100, 0, 10));
+		nextDay.permit().complete(new Usage(100, 0, 100));
+		await().atMost(PATIENCE)
+			.untilAsserted(() -> assertThat(remaining(engine, TOKENS_PER_DAY, late)).isEqualTo(10_000 - 200));
+	}
+
+	private static long remaining(QuotaEngine engine, dev.llmquota.core.Dimension dimension, ManualClock clock) {
+		return engine.snapshot(pool(engine)).bucket(dev.llmquota.core.BucketSpec.Scope.POOL, dimension).remaining();
 	}
 
 	@Test

@@ -43,7 +43,8 @@ public final class Binding {
 	}
 
 	private static double callsPerMinute(Dimension dimension, long enforced, Demand mix, Pool pool) {
-		long units = Math.max(1, dimension.unitsAtAdmission(mix, pool.spec().accounting()));
+		// output charged only as generated still binds: its expected units count
+		long units = Math.max(1, dimension.unitsExpected(mix, pool.spec().accounting(), pool.expectedOutput(mix)));
 		return switch (dimension.kind()) {
 			case RATE -> (double) enforced / units;
 			case DAILY -> (double) enforced / units / 1440;

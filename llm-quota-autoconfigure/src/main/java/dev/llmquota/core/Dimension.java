@@ -114,6 +114,24 @@ public enum Dimension {
 	}
 
 	/**
+	 * Returns the units a call is expected to take from this dimension, for which
+	 * dimension binds and for the in-flight bounds: what it takes at admission, except
+	 * that output charged only as it is generated counts as expected.
+	 * @param demand the call's estimate and output ceiling
+	 * @param accounting how the provider entry charges output
+	 * @param expectedOutput the output the call is expected to generate, in units
+	 * (burndown applied)
+	 * @return the units expected
+	 */
+	public long unitsExpected(Demand demand, Accounting accounting, long expectedOutput) {
+		if (accounting.reserveMaxTokens() || !countsOutput()) {
+			return unitsAtAdmission(demand, accounting);
+		}
+		return (this == OUTPUT_TOKENS_PER_MINUTE) ? expectedOutput
+				: Arith.saturatedAdd(unitsAtAdmission(demand, accounting), expectedOutput);
+	}
+
+	/**
 	 * Returns whether this dimension counts money rather than calls or tokens.
 	 * @return whether units are millionths of the account's currency
 	 */

@@ -55,8 +55,9 @@ final class Gates {
 		return Arith.mulDiv(enforcedPerMinute, latencyNanos, Arith.NANOS_PER_MINUTE);
 	}
 
-	static long units(InFlightGate gate, Demand demand, Accounting accounting) {
-		return (gate.dimension().countsTokens()) ? gate.dimension().unitsAtAdmission(demand, accounting) : 1;
+	static long units(InFlightGate gate, Demand demand, Accounting accounting, long expectedOutput) {
+		return (gate.dimension().countsTokens()) ? gate.dimension().unitsExpected(demand, accounting, expectedOutput)
+				: 1;
 	}
 
 }

@@ -245,6 +245,34 @@ public final class Pool {
 	}
 
 	/**
+	 * Returns the output a call is expected to generate, in units (burndown applied):
+	 * where output is reserved at admission, its ceiling; where it is charged only as it
+	 * is generated, the pool's mean observed output once calls have completed, and before
+	 * that the ceiling capped at what the output bucket holds.
+	 * @param demand the call's demand
+	 * @return the expected output units
+	 */
+	long expectedOutput(Demand demand) {
+		Accounting accounting = this.spec.accounting();
+		long ceiling = accounting.burnedOutput(demand.outputCeiling());
+		if (accounting.reserveMaxTokens()) {
+			return ceiling;
+		}
+		long observed = this.stats.meanOutput();
+		if (observed >= 0) {
+			return accounting.burnedOutput(observed);
+		}
+		for (List<BucketSpec> buckets : List.of(this.buckets, this.account.buckets())) {
+			for (BucketSpec bucket : buckets) {
+				if (bucket.dimension() == Dimension.OUTPUT_TOKENS_PER_MINUTE) {
+					return Math.min(ceiling, bucket.capacity());
+				}
+			}
+		}
+		return ceiling;
+	}
+
+	/**
 	 * Sizes the pool's in-flight gates again from its current limits and observed
 	 * latency; called under the account queue's lock when either changes.
 	 * @param settings the engine's settings

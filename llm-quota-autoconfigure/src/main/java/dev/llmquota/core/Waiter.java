@@ -109,12 +109,13 @@ final class Waiter {
 
 	private static List<GateUse> gateUses(Pool pool, Demand demand) {
 		Accounting accounting = pool.spec().accounting();
+		long expectedOutput = pool.expectedOutput(demand);
 		List<GateUse> uses = new ArrayList<>();
 		for (InFlightGate gate : pool.gates()) {
-			uses.add(new GateUse(gate, Gates.units(gate, demand, accounting)));
+			uses.add(new GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput)));
 		}
 		for (InFlightGate gate : pool.account().gates()) {
-			uses.add(new GateUse(gate, Gates.units(gate, demand, accounting)));
+			uses.add(new GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput)));
 		}
 		return List.copyOf(uses);
 	}

@@ -156,6 +156,28 @@ class SharedEngineTests {
 	}
 
 	@Test
+	void outputChargedAsGeneratedIsHeldBackByItsExpectedOutputOnTheSharedStoreToo() {
+		// 6,000 output tokens a minute at 10 s a call: 1,000 in flight, calls of 600
+		QuotaEngine engine = replica(TestConfigs.provider()
+			.headroom(1.0)
+			.burstWindow(Duration.ofSeconds(60))
+			.expectedLatency(Duration.ofSeconds(10))
+			.accounting(new Accounting(false, true, false, 1))
+			.model("gpt-4o", limits(dev.llmquota.core.Dimension.OUTPUT_TOKENS_PER_MINUTE, 6_000)));
+		Calls.Call first = call(engine, new Demand(100, 600));
+		await().atMost(PATIENCE).until(first::admitted);
+		Calls.Call second = call(engine, new Demand(100, 600));
+		assertThat(engine.waiting(pool(engine).account())).isEqualTo(1);
+		this.clock.advance(Duration.ofSeconds(10));
+		first.permit().complete(new Usage(100, 0, 200));
+		await().atMost(PATIENCE).until(second::admitted);
+	}
+
+	private static Calls.Call call(QuotaEngine engine, Demand demand) {
+		return acquire(engine, pool(engine), demand);
+	}
+
+	@Test
 	void aCallCancelledBeforeItsStartGivesItsBookingBack() {
 		QuotaEngine engine = replica();
 		await().atMost(PATIENCE).until(call(engine)::admitted);

@@ -1,0 +1,91 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+
+import dev.llmquota.store.LocalQuotaStore;
+import org.junit.jupiter.api.Test;
+
+import static dev.llmquota.core.Calls.acquire;
+import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.OUTPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Where output is charged as it is generated ({@code reserve-max-tokens: false},
+ * Anthropic's default), admission still sees it coming: which dimension binds and the
+ * in-flight bound on output count an expected output per call (the call's ceiling, capped
+ * at the bucket, until calls complete; then the pool's observed mean), while the charge
+ * stays the actual output.
+ */
+class ExpectedOutputTests {
+
+	private static final Accounting METERED_AS_GENERATED = new Accounting(false, true, false, 1);
+
+	private final ManualClock clock = new ManualClock();
+
+	@Test
+	void outputTokensPerMinuteBindsAnAnthropicPoolBeforeAndAfterItsCallsComplete() {
+		// 50 requests, 50,000 input and 8,000 output tokens a minute; calls of 500 tokens
+		// in, max_tokens 1,024, about 600 out: output admits 13 calls a minute, input 100
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.headroom(1.0)
+			.accounting(METERED_AS_GENERATED)
+			.model("claude",
+					limits(REQUESTS_PER_MINUTE, 50, INPUT_TOKENS_PER_MINUTE, 50_000, OUTPUT_TOKENS_PER_MINUTE, 8_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "claude");
+		Calls.Call first = acquire(engine, pool, new Demand(500, 1_024));
+		assertThat(Binding.of(pool, engine.config().settings())).isEqualTo(OUTPUT_TOKENS_PER_MINUTE);
+		first.permit().complete(new Usage(500, 0, 600));
+		assertThat(Binding.of(pool, engine.config().settings())).isEqualTo(OUTPUT_TOKENS_PER_MINUTE);
+		// the charge is the actual output, never the expectation
+		assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, OUTPUT_TOKENS_PER_MINUTE).remaining())
+			.isEqualTo(266 - 600);
+	}
+
+	@Test
+	void theOutputInFlightBoundHoldsCallsBackByTheirExpectedOutput() {
+		// 6,000 output tokens a minute at 10 s a call: 1,000 output tokens may be in
+		// flight; calls of max_tokens 600 go one at a time
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(1.0)
+			.burstWindow(Duration.ofSeconds(60))
+			.expectedLatency(Duration.ofSeconds(10))
+			.accounting(METERED_AS_GENERATED)
+			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 6_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "claude");
+		Calls.Call first = acquire(engine, pool, new Demand(100, 600));
+		Calls.Call second = acquire(engine, pool, new Demand(100, 600));
+		assertThat(first.admitted()).isTrue();
+		assertThat(second.admitted()).as("600 + 600 expected output exceed the 1,000 in flight").isFalse();
+		this.clock.advance(Duration.ofSeconds(10));
+		first.permit().complete(new Usage(100, 0, 200));
+		assertThat(second.admitted()).isTrue();
+		// observed: 200 a call and 10 s each, so five fit beside each other now
+		this.clock.advance(Duration.ofSeconds(10));
+		second.permit().complete(new Usage(100, 0, 200));
+		Calls.Call[] next = new Calls.Call[5];
+		for (int i = 0; i < next.length; i++) {
+			next[i] = acquire(engine, pool, new Demand(100, 600));
+		}
+		assertThat(next).allSatisfy((call) -> assertThat(call.admitted()).isTrue());
+	}
+
+	@Test
+	void anOversizedCeilingCountsNoMoreThanTheBucketHolds() {
+		// 8,000 a minute, 2 s window: a bucket of 266; max_tokens 64,000 counts 266
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(1.0)
+			.accounting(METERED_AS_GENERATED)
+			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 8_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "claude");
+		assertThat(pool.expectedOutput(new Demand(10, 64_000))).isEqualTo(266);
+		assertThat(pool.expectedOutput(new Demand(10, 100))).isEqualTo(100);
+	}
+
+}

@@ -16,6 +16,8 @@ import dev.llmquota.tokens.TokenEstimator;
  * @param demand what it reserves: corrected input estimate and output ceiling
  * @param rawEstimate the input estimate before drift correction, compared with usage
  * @param estimator the pool's input estimator
+ * @param generates whether the endpoint generates output (not embeddings or moderations):
+ * a call that does not reserves no output
  * @param streaming whether the answer is streamed
  * @param framing how the answer is framed
  * @param body the bytes to send: the caller's, unless a usage request was added
@@ -23,6 +25,6 @@ import dev.llmquota.tokens.TokenEstimator;
  * @param maxWait the call's longest wait, or {@code null} for the configured one
  */
 public record CallPlan(Route route, Pool pool, Demand demand, long rawEstimate, TokenEstimator estimator,
-		boolean streaming, Framing framing, byte[] body, Priority priority, Duration maxWait) {
+		boolean generates, boolean streaming, Framing framing, byte[] body, Priority priority, Duration maxWait) {
 
 }

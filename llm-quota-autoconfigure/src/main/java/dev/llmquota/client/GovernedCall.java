@@ -66,6 +66,9 @@ public final class GovernedCall {
 			this.reader = new ResponseReader(this.plan.route().dialect(), framing);
 		}
 		if (successful()) {
+			this.plan.route().dialect().readHeaders(headers, this.reader.usage());
+		}
+		if (successful()) {
 			// a call that succeeds ends any exhaustion: a probe found the quota back
 			this.engine.succeeded(this.permit);
 		}
@@ -97,14 +100,14 @@ public final class GovernedCall {
 				return;
 			}
 			UsageAccumulator usage = this.reader.usage();
-			Usage reported = usage.usage(this.plan.demand().inputTokens());
+			Usage reported = usage.usage(this.plan.demand().inputTokens(), this.plan.generates());
 			if (reported != null) {
 				if (usage.reportedInput() != null) {
 					this.engine.recordDrift(this.plan.pool(), this.plan.rawEstimate(), usage.reportedInput());
 				}
 				this.permit.reconcile(reported);
 			}
-			else if (this.plan.streaming()) {
+			else if (this.plan.streaming() && textStream()) {
 				this.permit.reconcile(streamedSoFar(usage));
 			}
 			// An answer without usage keeps its reservation: never under-charged.
@@ -129,11 +132,11 @@ public final class GovernedCall {
 		try {
 			this.reader.finish();
 			UsageAccumulator usage = this.reader.usage();
-			Usage reported = usage.usage(this.plan.demand().inputTokens());
+			Usage reported = usage.usage(this.plan.demand().inputTokens(), this.plan.generates());
 			if (reported != null) {
 				this.permit.reconcile(reported);
 			}
-			else if (successful() && this.plan.streaming()) {
+			else if (successful() && this.plan.streaming() && textStream()) {
 				this.permit.reconcile(streamedSoFar(usage));
 			}
 		}
@@ -171,7 +174,7 @@ public final class GovernedCall {
 			return Framing.JSON;
 		}
 		if (type.startsWith("application/vnd.amazon.eventstream")) {
-			return Framing.OPAQUE;
+			return Framing.EVENT_STREAM;
 		}
 		return planned;
 	}
@@ -186,6 +189,15 @@ public final class GovernedCall {
 	 */
 	private void refuseTokens() {
 		this.permit.refuse(this.plan.route().provider().chargeRefusedRequests());
+	}
+
+	/**
+	 * Whether the answer streams text whose length estimates its output: not AWS's binary
+	 * event stream, whose reservation stands when it ends without usage (never refund
+	 * what was not seen).
+	 */
+	private boolean textStream() {
+		return this.reader.framing() != Framing.EVENT_STREAM;
 	}
 
 	/** A stream that ended without usage: its input, and what was streamed so far. */

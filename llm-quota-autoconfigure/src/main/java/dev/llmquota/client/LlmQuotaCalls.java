@@ -203,11 +203,14 @@ public final class LlmQuotaCalls {
 		else {
 			raw = TokenEstimator.of("chars:4").count(new String(body, java.nio.charset.StandardCharsets.UTF_8));
 		}
+		// an endpoint that generates nothing (embeddings) reserves no output
+		boolean generates = dialect.generates(uri, json);
 		Long ceiling = (json != null) ? dialect.outputCeiling(json) : null;
-		Demand demand = new Demand(pool.drift().correct(raw), (ceiling != null) ? ceiling : spec.defaultMaxTokens());
-		boolean streaming = dialect.streaming(uri, json);
+		long output = !generates ? 0 : (ceiling != null) ? ceiling : spec.defaultMaxTokens();
+		Demand demand = new Demand(pool.drift().correct(raw), output);
+		boolean streaming = generates && dialect.streaming(uri, json);
 		byte[] sent = (streaming && route.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
-		return new CallPlan(route, pool, demand, raw, estimator, streaming, dialect.framing(streaming), sent,
+		return new CallPlan(route, pool, demand, raw, estimator, generates, streaming, dialect.framing(streaming), sent,
 				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)));
 	}
 

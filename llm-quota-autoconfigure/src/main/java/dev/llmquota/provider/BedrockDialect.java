@@ -14,7 +14,7 @@ final class BedrockDialect implements Dialect {
 
 	static final BedrockDialect INSTANCE = new BedrockDialect();
 
-	private static final List<String> TEXT = List.of("system", "messages");
+	private static final List<String> TEXT = List.of("system", "messages", "inputText", "texts");
 
 	private static final List<String> STRUCTURE = List.of("toolConfig");
 
@@ -44,6 +44,21 @@ final class BedrockDialect implements Dialect {
 	}
 
 	@Override
+	public boolean generates(URI uri, JsonNode body) {
+		// embedding models (Titan, Cohere) are called through InvokeModel with their
+		// input
+		String model = model(uri, body);
+		return model == null || !model.toLowerCase(java.util.Locale.ROOT).contains("embed");
+	}
+
+	@Override
+	public void readHeaders(HeaderLookup headers, UsageAccumulator usage) {
+		// InvokeModel reports its counts in headers, whatever the model's body says
+		usage.input(RateLimitHeaders.count(headers.get("x-amzn-bedrock-input-token-count")), null);
+		usage.output(RateLimitHeaders.count(headers.get("x-amzn-bedrock-output-token-count")));
+	}
+
+	@Override
 	public boolean streaming(URI uri, JsonNode body) {
 		String path = uri.getRawPath();
 		return path != null && (path.endsWith("/converse-stream") || path.endsWith("/invoke-with-response-stream"));
@@ -51,14 +66,18 @@ final class BedrockDialect implements Dialect {
 
 	@Override
 	public Framing framing(boolean streaming) {
-		// ConverseStream is AWS's binary event stream, which llm-quota passes through
-		// unread.
-		return streaming ? Framing.OPAQUE : Framing.JSON;
+		// ConverseStream and InvokeModelWithResponseStream are AWS's binary event stream
+		return streaming ? Framing.EVENT_STREAM : Framing.JSON;
 	}
 
 	@Override
 	public void readBody(JsonNode body, UsageAccumulator usage) {
 		JsonNode counts = Json.at(body, "usage");
+		if (Json.count(body, "inputTextTokenCount") != null) {
+			// Titan embeddings through InvokeModel
+			usage.input(Json.count(body, "inputTextTokenCount"), null);
+			return;
+		}
 		if (counts == null || !counts.isObject()
 				|| (Json.count(counts, "inputTokens") == null && Json.count(counts, "outputTokens") == null)) {
 			// InvokeModel with an Anthropic body: snake_case usage
@@ -96,9 +115,35 @@ final class BedrockDialect implements Dialect {
 		return Refusals.generic(status, headers, message, now);
 	}
 
+	/**
+	 * Reads one event of a binary stream, keyed by its event type: ConverseStream's
+	 * {@code contentBlockDelta} and {@code metadata} (the only place its usage is), or
+	 * InvokeModelWithResponseStream's {@code chunk}, whose bytes are the model's own
+	 * stream event, the last one carrying {@code amazon-bedrock-invocationMetrics}.
+	 */
 	@Override
 	public void readEvent(JsonNode event, UsageAccumulator usage) {
-		// Not reached: streams are opaque.
+		usage.outputText(Json.text(event, "contentBlockDelta", "delta", "text"));
+		JsonNode counts = Json.at(event, "metadata", "usage");
+		if (counts != null && counts.isObject()) {
+			Long read = Json.count(counts, "cacheReadInputTokens");
+			usage.input(Json.sum(Json.count(counts, "inputTokens"), read, Json.count(counts, "cacheWriteInputTokens")),
+					read);
+			usage.output(Json.count(counts, "outputTokens"));
+		}
+		String bytes = Json.text(event, "chunk", "bytes");
+		if (bytes != null) {
+			JsonNode chunk = ResponseReader.json(java.util.Base64.getMimeDecoder().decode(bytes));
+			JsonNode metrics = Json.at(chunk, "amazon-bedrock-invocationMetrics");
+			if (metrics != null && metrics.isObject()) {
+				usage.input(Json.count(metrics, "inputTokenCount"), null);
+				usage.output(Json.count(metrics, "outputTokenCount"));
+			}
+			else if (chunk != null) {
+				// the model's native stream: Anthropic's message_start and message_delta
+				AnthropicDialect.INSTANCE.readEvent(chunk, usage);
+			}
+		}
 	}
 
 }

@@ -43,6 +43,27 @@ public interface Dialect {
 	InputText inputText(JsonNode body);
 
 	/**
+	 * Returns whether the call's endpoint generates output (chat, completions, responses)
+	 * or only reads its input (embeddings, moderations): a call that generates nothing
+	 * reserves no output and is charged its input only.
+	 * @param uri the call's URL
+	 * @param body the request body, or {@code null} if it is not JSON
+	 * @return whether the endpoint generates output
+	 */
+	default boolean generates(URI uri, JsonNode body) {
+		return true;
+	}
+
+	/**
+	 * Reads usage from an answer's headers, where a provider reports it there (Bedrock's
+	 * InvokeModel); what the body says later wins.
+	 * @param headers the answer's headers
+	 * @param usage where to put what they say
+	 */
+	default void readHeaders(HeaderLookup headers, UsageAccumulator usage) {
+	}
+
+	/**
 	 * Returns whether the call asks for a streamed answer.
 	 * @param uri the call's URL
 	 * @param body the request body, or {@code null}

@@ -15,9 +15,9 @@ public enum Framing {
 	NDJSON,
 
 	/**
-	 * A format llm-quota does not read (AWS binary event streams); no usage is taken from
-	 * it.
+	 * AWS's binary event stream ({@code application/vnd.amazon.eventstream}): framed
+	 * messages with headers and a JSON payload each.
 	 */
-	OPAQUE
+	EVENT_STREAM
 
 }

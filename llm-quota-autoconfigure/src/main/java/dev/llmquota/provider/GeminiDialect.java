@@ -16,7 +16,8 @@ final class GeminiDialect implements Dialect {
 
 	static final GeminiDialect INSTANCE = new GeminiDialect();
 
-	private static final List<String> TEXT = List.of("systemInstruction", "system_instruction", "contents");
+	private static final List<String> TEXT = List.of("systemInstruction", "system_instruction", "contents", "content",
+			"requests");
 
 	private static final List<String> STRUCTURE = List.of("tools", "toolConfig");
 
@@ -54,6 +55,12 @@ final class GeminiDialect implements Dialect {
 	public boolean streaming(URI uri, JsonNode body) {
 		String path = uri.getRawPath();
 		return path != null && path.endsWith(":streamGenerateContent");
+	}
+
+	@Override
+	public boolean generates(URI uri, JsonNode body) {
+		String path = uri.getRawPath();
+		return path == null || !(path.endsWith(":embedContent") || path.endsWith(":batchEmbedContents"));
 	}
 
 	@Override

@@ -17,7 +17,7 @@ public record InputText(String text, int messages, String structure) {
 
 	/** Values under these names are media or ids, not text a tokenizer counts. */
 	private static final List<String> SKIPPED = List.of("data", "bytes", "b64_json", "image_url", "inlineData",
-			"inline_data", "fileData", "file_data", "image", "images", "source", "id", "type", "role", "name");
+			"inline_data", "fileData", "file_data", "image", "images", "source", "id", "type", "role", "name", "model");
 
 	/** Strings longer than this without a space are taken for base64 media. */
 	private static final int MEDIA_LENGTH = 4_096;

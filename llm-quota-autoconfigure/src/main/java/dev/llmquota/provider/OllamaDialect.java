@@ -12,7 +12,7 @@ final class OllamaDialect implements Dialect {
 
 	static final OllamaDialect INSTANCE = new OllamaDialect();
 
-	private static final List<String> TEXT = List.of("system", "messages", "prompt");
+	private static final List<String> TEXT = List.of("system", "messages", "prompt", "input");
 
 	private static final List<String> STRUCTURE = List.of("tools", "format");
 
@@ -43,6 +43,12 @@ final class OllamaDialect implements Dialect {
 	public boolean streaming(URI uri, JsonNode body) {
 		// Ollama streams unless told not to
 		return Json.flag(body, "stream", true);
+	}
+
+	@Override
+	public boolean generates(URI uri, JsonNode body) {
+		String path = uri.getRawPath();
+		return path == null || !(path.endsWith("/api/embed") || path.endsWith("/api/embeddings"));
 	}
 
 	@Override

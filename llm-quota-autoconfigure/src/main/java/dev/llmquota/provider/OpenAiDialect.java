@@ -51,6 +51,12 @@ class OpenAiDialect implements Dialect {
 	}
 
 	@Override
+	public boolean generates(URI uri, JsonNode body) {
+		String path = uri.getRawPath();
+		return path == null || !(path.endsWith("/embeddings") || path.endsWith("/moderations"));
+	}
+
+	@Override
 	public List<ServerLimit> rateLimits(HeaderLookup headers, Instant now) {
 		List<ServerLimit> limits = new ArrayList<>(2);
 		RateLimitHeaders.read(limits, headers, Dimension.REQUESTS_PER_MINUTE, "x-ratelimit-limit-requests",

@@ -10,8 +10,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Reads usage from an answer's bytes as they pass, without holding the caller's buffers:
- * a JSON body is copied up to a bound and read at its end; a stream is read line by line.
- * Unreadable content is logged once and skipped; the answer itself is never touched.
+ * a JSON body is copied up to a bound and read at its end; a text stream is read line by
+ * line; AWS's binary event stream message by message. Unreadable content is logged once
+ * and skipped; the answer itself is never touched.
  */
 public final class ResponseReader {
 
@@ -35,6 +36,9 @@ public final class ResponseReader {
 
 	private boolean overflow;
 
+	/** Reads a binary event stream; {@code null} for other framings. */
+	private final EventStreamDecoder events;
+
 	/**
 	 * Creates a reader.
 	 * @param dialect the provider's dialect
@@ -43,6 +47,15 @@ public final class ResponseReader {
 	public ResponseReader(Dialect dialect, Framing framing) {
 		this.dialect = dialect;
 		this.framing = framing;
+		this.events = (framing == Framing.EVENT_STREAM) ? new EventStreamDecoder(this::event) : null;
+	}
+
+	/**
+	 * Returns how the answer is read.
+	 * @return the framing
+	 */
+	public Framing framing() {
+		return this.framing;
 	}
 
 	/**
@@ -50,7 +63,8 @@ public final class ResponseReader {
 	 * @param bytes the bytes; their position is not changed
 	 */
 	public synchronized void feed(ByteBuffer bytes) {
-		if (this.framing == Framing.OPAQUE) {
+		if (this.events != null) {
+			this.events.feed(bytes);
 			return;
 		}
 		ByteBuffer view = bytes.duplicate();
@@ -95,8 +109,53 @@ public final class ResponseReader {
 			}
 			this.pending.reset();
 		}
-		else if (this.framing != Framing.OPAQUE) {
+		else if (this.events != null) {
+			if (this.events.broken() != null) {
+				LogOnce.warn(this.dialect.id().id() + ": unreadable event stream",
+						"llm-quota could not read a " + this.dialect.id().id() + " event stream ("
+								+ this.events.broken() + "); it keeps the reservation");
+			}
+		}
+		else {
 			line();
+		}
+	}
+
+	/**
+	 * One message of a binary event stream: an event, keyed by its type, or an exception.
+	 */
+	private void event(EventStreamDecoder.Message message) {
+		String type = message.headers().get(":message-type");
+		String eventType = message.headers().get(":event-type");
+		if (!"event".equals(type) || eventType == null) {
+			LogOnce.warn(
+					this.dialect.id().id() + ": stream " + type + " "
+							+ message.headers().getOrDefault(":exception-type", message.headers().get(":error-code")),
+					"A " + this.dialect.id().id() + " stream carried an " + type + " (" + message.headers()
+						.getOrDefault(":exception-type", message.headers().getOrDefault(":error-code", "unknown"))
+							+ "); usage it did not report stays reserved");
+			return;
+		}
+		JsonNode payload = parse(message.payload(), 0, message.payload().length);
+		if (payload != null) {
+			read(mapper.createObjectNode().set(eventType, payload), true);
+		}
+	}
+
+	/**
+	 * Parses JSON quietly: an answer's part that is not JSON is logged once and read as
+	 * nothing.
+	 * @param bytes the bytes
+	 * @return the JSON, or {@code null}
+	 */
+	static JsonNode json(byte[] bytes) {
+		try {
+			return mapper.readTree(bytes);
+		}
+		catch (JacksonException ex) {
+			LogOnce.warn("unreadable embedded event",
+					"llm-quota could not read an event inside a stream (" + ex.getOriginalMessage() + ")");
+			return null;
 		}
 	}
 

@@ -57,6 +57,26 @@ public final class UsageAccumulator {
 	 * @return the usage, or {@code null} if the provider reported no output count
 	 */
 	public Usage usage(long inputEstimate) {
+		return usage(inputEstimate, true);
+	}
+
+	/**
+	 * Returns the usage the provider reported. A call that generates nothing (embeddings)
+	 * used no output, so its input count alone is its usage.
+	 * @param inputEstimate the input estimate, used when the provider did not report
+	 * input of a call that generates
+	 * @param generates whether the call's endpoint generates output
+	 * @return the usage, or {@code null} if the provider reported no output count (for a
+	 * call that generates) or no input count (for one that does not)
+	 */
+	public Usage usage(long inputEstimate, boolean generates) {
+		if (!generates) {
+			if (this.inputTokens == null) {
+				return null;
+			}
+			long cached = (this.cachedInputTokens != null) ? this.cachedInputTokens : 0;
+			return new Usage(this.inputTokens, Math.min(cached, this.inputTokens), 0);
+		}
 		if (this.outputTokens == null) {
 			return null;
 		}

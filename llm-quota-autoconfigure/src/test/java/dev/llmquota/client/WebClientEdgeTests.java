@@ -268,4 +268,32 @@ class WebClientEdgeTests {
 			.remaining();
 	}
 
+	@Test
+	void anEmbeddingsCallReservesNoOutputAndIsChargedTheInputItUsed() {
+		// OpenAI embeddings report prompt tokens only: there is no output to wait for
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
+				"{\"object\":\"list\",\"data\":[{\"object\":\"embedding\",\"index\":0,\"embedding\":[0.1]}],"
+						+ "\"model\":\"text-embedding-3-small\",\"usage\":{\"prompt_tokens\":2,\"total_tokens\":2}}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai", "llm.quota.headroom=1.0",
+						"llm.quota.providers.p.burst-window=60s",
+						"llm.quota.providers.p.models.text-embedding-3-small.tokens-per-minute=1000")) {
+			String answer = app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/embeddings")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(Map.of("model", "text-embedding-3-small", "input", "two words"))
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE);
+			assertThat(answer).contains("embedding");
+			dev.llmquota.core.Pool pool = app.engine().pool("p", "text-embedding-3-small");
+			assertThat(app.engine()
+				.snapshot(pool)
+				.bucket(dev.llmquota.core.BucketSpec.Scope.POOL, dev.llmquota.core.Dimension.TOKENS_PER_MINUTE)
+				.remaining()).as("its 2 input tokens, not default-max-tokens (4,096) held for good")
+				.isBetween(1_000L - 10, 1_000L);
+		}
+	}
+
 }

@@ -71,7 +71,7 @@ class DialectRequestTests {
 		assertThat(bedrock.outputCeiling(body)).isEqualTo(512);
 		assertThat(bedrock.streaming(profile, body)).isFalse();
 		assertThat(bedrock.streaming(arn, body)).isTrue();
-		assertThat(bedrock.framing(true)).isEqualTo(Framing.OPAQUE);
+		assertThat(bedrock.framing(true)).isEqualTo(Framing.EVENT_STREAM);
 		assertThat(bedrock.inputText(body).text()).contains("Hi").contains("Short.");
 	}
 
@@ -118,6 +118,56 @@ class DialectRequestTests {
 		assertThat(input.text()).contains("You are terse.").contains("Hi").doesNotContain("AAAA");
 		assertThat(input.messages()).isEqualTo(2);
 		assertThat(input.structure()).contains("get_weather");
+	}
+
+	@Test
+	void everyDialectNamesItsEndpointsThatGenerateNothing() {
+		JsonNode body = json("{\"model\":\"m\",\"input\":\"two words\"}");
+		assertThat(Dialect.of(DialectId.OPENAI).generates(URI.create("https://api.openai.com/v1/embeddings"), body))
+			.isFalse();
+		assertThat(Dialect.of(DialectId.OPENAI).generates(URI.create("https://api.openai.com/v1/moderations"), body))
+			.isFalse();
+		assertThat(
+				Dialect.of(DialectId.OPENAI).generates(URI.create("https://api.openai.com/v1/chat/completions"), body))
+			.isTrue();
+		assertThat(Dialect.of(DialectId.AZURE_OPENAI)
+			.generates(URI.create("https://x.openai.azure.com/openai/deployments/ada/embeddings?api-version=1"), body))
+			.isFalse();
+		assertThat(Dialect.of(DialectId.GEMINI)
+			.generates(URI.create("https://generativelanguage.googleapis.com/v1beta/models/e5:embedContent"), body))
+			.isFalse();
+		assertThat(Dialect.of(DialectId.GEMINI)
+			.generates(URI.create("https://generativelanguage.googleapis.com/v1beta/models/e5:batchEmbedContents"),
+					body))
+			.isFalse();
+		assertThat(Dialect.of(DialectId.OLLAMA).generates(URI.create("http://localhost:11434/api/embed"), body))
+			.isFalse();
+		assertThat(Dialect.of(DialectId.BEDROCK)
+			.generates(URI
+				.create("https://bedrock-runtime.us-east-1.amazonaws.com/model/amazon.titan-embed-text-v2%3A0/invoke"),
+					json("{\"inputText\":\"two words\"}")))
+			.isFalse();
+		assertThat(Dialect.of(DialectId.BEDROCK)
+			.generates(URI.create("https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude/invoke"),
+					json("{\"max_tokens\":5}")))
+			.isTrue();
+	}
+
+	@Test
+	void embeddingInputsAreReadFromTheFieldsEachProviderTakesThem() {
+		assertThat(Dialect.of(DialectId.OPENAI).inputText(json("{\"input\":[\"alpha\",\"beta\"]}")).text())
+			.contains("alpha")
+			.contains("beta");
+		assertThat(
+				Dialect.of(DialectId.GEMINI).inputText(json("{\"content\":{\"parts\":[{\"text\":\"gamma\"}]}}")).text())
+			.isEqualTo("gamma");
+		assertThat(Dialect.of(DialectId.GEMINI)
+			.inputText(json(
+					"{\"requests\":[{\"model\":\"models/text-embedding-004\",\"content\":{\"parts\":[{\"text\":\"delta\"}]}}]}"))
+			.text()).isEqualTo("delta");
+		assertThat(Dialect.of(DialectId.BEDROCK).inputText(json("{\"inputText\":\"epsilon\"}")).text())
+			.isEqualTo("epsilon");
+		assertThat(Dialect.of(DialectId.OLLAMA).inputText(json("{\"input\":\"zeta\"}")).text()).isEqualTo("zeta");
 	}
 
 }

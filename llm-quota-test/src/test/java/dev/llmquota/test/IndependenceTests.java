@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
- * The simulator is an independent model of the provider: it never uses the engine, nor
- * Jackson 2.
+ * The simulator is an independent model of the provider: it never uses the engine, AWS's
+ * libraries, nor Jackson 2.
  */
 class IndependenceTests {
 
@@ -25,6 +25,11 @@ class IndependenceTests {
 					"dev.llmquota.tokens..", "dev.llmquota.store..", "dev.llmquota.client..",
 					"dev.llmquota.autoconfigure..", "dev.llmquota.actuate..", "dev.llmquota.metrics..")
 			.check(this.classes);
+	}
+
+	@Test
+	void writesTheAwsEventStreamFramingItself() {
+		noClasses().should().dependOnClassesThat().resideInAPackage("software.amazon..").check(this.classes);
 	}
 
 	@Test

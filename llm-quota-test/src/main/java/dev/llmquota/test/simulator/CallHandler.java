@@ -93,11 +93,11 @@ final class CallHandler {
 			call = dialect.read(route, json);
 		}
 		catch (JacksonException ex) {
-			return reject(dialect, "Could not parse the JSON body of your request: " + ex.getOriginalMessage(),
+			return reject(dialect, route, "Could not parse the JSON body of your request: " + ex.getOriginalMessage(),
 					requestId, arrival, response);
 		}
 		catch (BadRequestException ex) {
-			return reject(dialect, ex.getMessage(), requestId, arrival, response);
+			return reject(dialect, route, ex.getMessage(), requestId, arrival, response);
 		}
 		Fault fault = this.state.faults().draw();
 		Instant now = this.state.clock().instant();
@@ -113,8 +113,11 @@ final class CallHandler {
 		}
 		OutputPolicy policy = this.state.outputPolicy(dialect);
 		QuotaBook book = this.state.book();
+		boolean enforce = this.state.enforce();
 		Mono<Answer> admitted = Mono.fromSupplier(() -> new Answer(dialect, call, requestId, arrival, fault,
-				book.admit(call.model(), call.inputTokens(), call.maxTokens(), policy, this.state.enforce())));
+				call.operation().generatesOutput()
+						? book.admit(call.model(), call.inputTokens(), call.maxTokens(), policy, enforce)
+						: book.admitInput(call.model(), call.inputTokens(), enforce)));
 		// complete, error or cancel: every path after admission settles and releases
 		return Mono.usingWhen(admitted, (answer) -> respond(answer, now, response), this::finishing,
 				(answer, error) -> finishing(answer), this::finishing);
@@ -146,14 +149,16 @@ final class CallHandler {
 
 	private Completion completion(Answer answer) {
 		LatencyModel latency = this.state.latency();
-		int output = (int) Math.min(MAX_OUTPUT_TOKENS, latency.outputTokens(answer.admission.maxTokens()));
+		int output = answer.call.operation().generatesOutput()
+				? (int) Math.min(MAX_OUTPUT_TOKENS, latency.outputTokens(answer.admission.maxTokens())) : 0;
 		List<String> tokens = new ArrayList<>(output);
 		for (int i = 0; i < output; i++) {
 			tokens.add(SimulatedText.token(i));
 		}
 		long millis = latency.timeToFirstToken().plus(latency.perOutputToken().multipliedBy(output)).toMillis();
-		return new Completion(answer.requestId, answer.dialect.newMessageId(), answer.call.model(),
-				answer.arrival.wall().getEpochSecond(), answer.call.inputTokens(), output, List.copyOf(tokens), millis);
+		return new Completion(answer.requestId, answer.dialect.newMessageId(answer.call), answer.call.model(),
+				answer.arrival.wall().getEpochSecond(), answer.call.inputTokens(), output, List.copyOf(tokens),
+				latency.timeToFirstToken().toMillis(), millis);
 	}
 
 	private Mono<Void> whole(Answer answer, Map<String, String> headers, HttpServerResponse response) {
@@ -163,6 +168,7 @@ final class CallHandler {
 		return this.state.clock().awaitNanos(done).then(Mono.defer(() -> {
 			// the answer was generated in full before it is sent, dropped or not
 			answer.sent = answer.completion.outputTokens();
+			headers.putAll(answer.dialect.completionHeaders(answer.call, answer.completion));
 			Reply reply = Reply.json(200, headers, answer.dialect.completionBody(answer.call, answer.completion));
 			if (answer.fault == Fault.DROP_MID_STREAM) {
 				return sendHalfAndDrop(response, reply);
@@ -194,15 +200,16 @@ final class CallHandler {
 		long first = answer.arrival.nanos() + latency.timeToFirstToken().toNanos();
 		long perToken = latency.perOutputToken().toNanos();
 		List<Frame> frames = new ArrayList<>();
-		dialect.streamHead(answer.call, answer.completion).forEach((text) -> frames.add(new Frame(first, text, 0)));
+		dialect.streamHead(answer.call, answer.completion).forEach((bytes) -> frames.add(new Frame(first, bytes, 0)));
 		for (int start = 0; start < tokens.size(); start += perFrame) {
 			int end = Math.min(tokens.size(), start + perFrame);
 			String text = String.join("", tokens.subList(start, end));
-			frames.add(new Frame(first + perToken * end, dialect.streamDelta(answer.call, answer.completion, text),
-					end - start));
+			frames.add(new Frame(first + perToken * end,
+					dialect.streamDelta(answer.call, answer.completion, frames.size(), text), end - start));
 		}
 		long last = first + perToken * tokens.size();
-		dialect.streamTail(answer.call, answer.completion).forEach((text) -> frames.add(new Frame(last, text, 0)));
+		dialect.streamTail(answer.call, answer.completion, frames.size())
+			.forEach((bytes) -> frames.add(new Frame(last, bytes, 0)));
 		int dropAfter = (answer.fault == Fault.DROP_MID_STREAM) ? frames.size() / 2 : Integer.MAX_VALUE;
 		int lastIndex = frames.size() - 1;
 		SimClock clock = this.state.clock();
@@ -219,7 +226,7 @@ final class CallHandler {
 				if (index == lastIndex) {
 					settleBeforeTheLastByte(answer);
 				}
-				return Unpooled.wrappedBuffer(frame.text().getBytes(StandardCharsets.UTF_8));
+				return Unpooled.wrappedBuffer(frame.bytes());
 			}));
 		}, 1);
 		return response.sendHeaders().then(response.send(body, (buffer) -> true)).then().doOnSuccess((ignored) -> {
@@ -258,20 +265,21 @@ final class CallHandler {
 		return new Reply(reply.status(), headers, reply.body());
 	}
 
-	private Mono<Void> reject(Dialect dialect, String message, String requestId, Arrival arrival,
+	private Mono<Void> reject(Dialect dialect, Route route, String message, String requestId, Arrival arrival,
 			HttpServerResponse response) {
 		Reply reply = dialect.badRequest(message, requestId);
 		this.state.log()
-			.add(new RequestRecord(arrival.wall(), arrival.nanos(), dialect.id(), null, false, 0, 0, 0, reply.status(),
-					Outcome.BAD_REQUEST, false, null, null));
+			.add(new RequestRecord(arrival.wall(), arrival.nanos(), dialect.id(), route.operation(), route.api(), null,
+					false, 0, 0, 0, reply.status(), Outcome.BAD_REQUEST, false, null, null));
 		return send(response, reply);
 	}
 
 	private void log(Arrival arrival, Dialect dialect, CallRequest call, long maxTokens, long output, int status,
 			Outcome outcome, boolean overLimit, Dimension dimension, Fault fault) {
 		this.state.log()
-			.add(new RequestRecord(arrival.wall(), arrival.nanos(), dialect.id(), call.model(), call.stream(),
-					call.inputTokens(), maxTokens, output, status, outcome, overLimit, dimension, fault));
+			.add(new RequestRecord(arrival.wall(), arrival.nanos(), dialect.id(), call.operation(), call.api(),
+					call.model(), call.stream(), call.inputTokens(), maxTokens, output, status, outcome, overLimit,
+					dimension, fault));
 	}
 
 	private static Mono<Void> send(HttpServerResponse response, Reply reply) {
@@ -301,7 +309,7 @@ final class CallHandler {
 	private record Arrival(Instant wall, long nanos) {
 	}
 
-	private record Frame(long due, String text, int tokens) {
+	private record Frame(long due, byte[] bytes, int tokens) {
 	}
 
 	/**

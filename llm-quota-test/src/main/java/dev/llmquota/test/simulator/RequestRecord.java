@@ -2,6 +2,7 @@ package dev.llmquota.test.simulator;
 
 import java.time.Instant;
 
+import dev.llmquota.test.simulator.dialect.Operation;
 import dev.llmquota.test.simulator.quota.Dimension;
 
 /**
@@ -10,11 +11,14 @@ import dev.llmquota.test.simulator.quota.Dimension;
  * @param arrival wall time of arrival (simulator clock)
  * @param arrivalNanos monotonic time of arrival (simulator clock)
  * @param dialect the dialect id
+ * @param operation the kind of call
+ * @param api the provider's name of the endpoint called, for example {@code responses} or
+ * {@code converse-stream}
  * @param model the model id, or {@code null} if the request could not be read
  * @param stream whether the answer was streamed
  * @param inputTokens input tokens as counted by the provider
- * @param maxTokens the output ceiling (declared or default)
- * @param outputTokens output tokens sent
+ * @param maxTokens the output ceiling (declared or default; 0 for embeddings)
+ * @param outputTokens output tokens sent (0 for embeddings)
  * @param status the HTTP status answered
  * @param outcome what happened
  * @param overLimit whether the request exceeded a limit (refused, or let through with
@@ -22,9 +26,9 @@ import dev.llmquota.test.simulator.quota.Dimension;
  * @param dimension the dimension it exceeded, or {@code null}
  * @param fault the injected fault, or {@code null}
  */
-public record RequestRecord(Instant arrival, long arrivalNanos, String dialect, String model, boolean stream,
-		long inputTokens, long maxTokens, long outputTokens, int status, Outcome outcome, boolean overLimit,
-		Dimension dimension, Fault fault) {
+public record RequestRecord(Instant arrival, long arrivalNanos, String dialect, Operation operation, String api,
+		String model, boolean stream, long inputTokens, long maxTokens, long outputTokens, int status, Outcome outcome,
+		boolean overLimit, Dimension dimension, Fault fault) {
 
 	/**
 	 * What became of a request.

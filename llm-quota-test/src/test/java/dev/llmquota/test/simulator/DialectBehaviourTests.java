@@ -146,6 +146,15 @@ class DialectBehaviourTests {
 			/model/amazon.nova-lite-v1:0/converse                     | /message       | *
 			/v1beta/models/gemini-2.5-flash:generateContent           | /error/status  | INVALID_ARGUMENT
 			/api/chat                                                 | /error         | *
+			/v1/responses                                             | /error/type    | invalid_request_error
+			/v1/embeddings                                            | /error/type    | invalid_request_error
+			/openai/deployments/embed-small/embeddings                | /error/type    | invalid_request_error
+			/model/amazon.nova-lite-v1:0/converse-stream              | /message       | *
+			/model/anthropic.claude-3-5-haiku-20241022-v1:0/invoke    | /message       | *
+			/model/amazon.titan-embed-text-v2:0/invoke                | /message       | *
+			/v1beta/models/text-embedding-004:embedContent            | /error/status  | INVALID_ARGUMENT
+			/v1beta/models/text-embedding-004:batchEmbedContents      | /error/status  | INVALID_ARGUMENT
+			/api/embed                                                | /error         | *
 			""")
 	void answersUnparseableBodiesWithTheDialectsOwn400(String path, String pointer, String expected,
 			ProviderSimulator simulator) {
@@ -156,7 +165,7 @@ class DialectBehaviourTests {
 		if (!"*".equals(expected)) {
 			assertThat(value.stringValue()).isEqualTo(expected);
 		}
-		if (path.contains("converse")) {
+		if (path.startsWith("/model/")) {
 			assertThat(response.headers().firstValue("x-amzn-ErrorType"))
 				.hasValueSatisfying((type) -> assertThat(type).startsWith("ValidationException:"));
 		}

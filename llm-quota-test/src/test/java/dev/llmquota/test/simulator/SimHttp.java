@@ -1,6 +1,7 @@
 package dev.llmquota.test.simulator;
 
 import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -9,9 +10,14 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import dev.llmquota.test.simulator.dialect.Json;
@@ -40,12 +46,78 @@ final class SimHttp {
 		}
 	}
 
+	static HttpResponse<byte[]> postBytes(ProviderSimulator simulator, String path, String body) {
+		try {
+			return CLIENT.send(request(simulator, path, body), HttpResponse.BodyHandlers.ofByteArray());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
 	/**
 	 * Sends without waiting: the future completes when headers arrive, the body stays
 	 * open.
 	 */
 	static CompletableFuture<HttpResponse<InputStream>> open(ProviderSimulator simulator, String path, String body) {
 		return CLIENT.sendAsync(request(simulator, path, body), HttpResponse.BodyHandlers.ofInputStream());
+	}
+
+	/**
+	 * Sends and collects every body byte that arrives until the body ends or fails;
+	 * unlike an input stream, it keeps what arrived just before a dropped connection.
+	 */
+	static Received receive(ProviderSimulator simulator, String path, String body) {
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+		CompletableFuture<Throwable> end = new CompletableFuture<>();
+		AtomicInteger status = new AtomicInteger();
+		Flow.Subscriber<List<ByteBuffer>> collector = new Flow.Subscriber<>() {
+
+			@Override
+			public void onSubscribe(Flow.Subscription subscription) {
+				subscription.request(Long.MAX_VALUE);
+			}
+
+			@Override
+			public void onNext(List<ByteBuffer> buffers) {
+				for (ByteBuffer buffer : buffers) {
+					byte[] chunk = new byte[buffer.remaining()];
+					buffer.get(chunk);
+					bytes.writeBytes(chunk);
+				}
+			}
+
+			@Override
+			public void onError(Throwable failure) {
+				end.complete(failure);
+			}
+
+			@Override
+			public void onComplete() {
+				end.complete(null);
+			}
+
+		};
+		CLIENT.sendAsync(request(simulator, path, body), (info) -> {
+			status.set(info.statusCode());
+			return HttpResponse.BodySubscribers.fromSubscriber(collector);
+		});
+		Throwable failure = end.orTimeout(20, TimeUnit.SECONDS).join();
+		return new Received(status.get(), bytes.toByteArray(), failure);
+	}
+
+	/**
+	 * A body as far as it arrived.
+	 *
+	 * @param status the HTTP status
+	 * @param body the bytes received
+	 * @param failure why the body ended early, or {@code null} if it was complete
+	 */
+	record Received(int status, byte[] body, Throwable failure) {
 	}
 
 	static String readAll(HttpResponse<InputStream> response) {
@@ -88,6 +160,16 @@ final class SimHttp {
 	static String gemini(int maxTokens) {
 		return "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Say hello to the simulator\"}]}],"
 				+ "\"generationConfig\":{\"maxOutputTokens\":" + maxTokens + "}}";
+	}
+
+	static String responses(String model, int maxOutputTokens, boolean stream) {
+		return "{\"model\":\"" + model + "\",\"max_output_tokens\":" + maxOutputTokens + ",\"stream\":" + stream
+				+ ",\"input\":\"Say hello to the simulator\"}";
+	}
+
+	static String anthropicInvoke(int maxTokens) {
+		return "{\"anthropic_version\":\"bedrock-2023-05-31\",\"max_tokens\":" + maxTokens
+				+ ",\"system\":\"Be brief.\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello to the simulator\"}]}";
 	}
 
 	static String ollama(String model, int maxTokens, boolean stream) {

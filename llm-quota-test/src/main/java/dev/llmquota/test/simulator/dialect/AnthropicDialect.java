@@ -1,8 +1,10 @@
 package dev.llmquota.test.simulator.dialect;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,23 +38,13 @@ public final class AnthropicDialect implements StreamingDialect {
 
 	@Override
 	public Route route(String path, Map<String, String> query) {
-		return "/v1/messages".equals(path) ? new Route(null, false, query) : null;
+		return "/v1/messages".equals(path) ? new Route(null, false, query, Operation.CHAT, "messages") : null;
 	}
 
 	@Override
 	public CallRequest read(Route route, JsonNode body) {
-		String model = Json.requiredString(body, "model");
-		long maxTokens = Json.optionalCount(body, "max_tokens");
-		if (maxTokens == 0) {
-			throw new BadRequestException("max_tokens: Field required");
-		}
-		JsonNode messages = Json.requiredArray(body, "messages");
-		StringBuilder text = new StringBuilder(Json.text(body.get("system")));
-		for (JsonNode message : messages) {
-			text.append(Json.text(message.get("content")));
-		}
-		long input = TokenCounter.heuristic(text.toString()) + (long) TokenCounter.PER_MESSAGE * messages.size();
-		return new CallRequest(model, input, maxTokens, body.path("stream").asBoolean(false), true, null);
+		return AnthropicWire.read(route, Json.requiredString(body, "model"), body,
+				body.path("stream").asBoolean(false));
 	}
 
 	@Override
@@ -66,7 +58,7 @@ public final class AnthropicDialect implements StreamingDialect {
 	}
 
 	@Override
-	public String newMessageId() {
+	public String newMessageId(CallRequest call) {
 		return "msg_01" + UUID.randomUUID().toString().replace("-", "").substring(0, 22);
 	}
 
@@ -124,36 +116,7 @@ public final class AnthropicDialect implements StreamingDialect {
 
 	@Override
 	public String completionBody(CallRequest call, Completion completion) {
-		ObjectNode body = message(completion);
-		ObjectNode block = body.putArray("content").addObject();
-		block.put("type", "text");
-		block.put("text", completion.text());
-		body.put("stop_reason", "end_turn");
-		body.putNull("stop_sequence");
-		body.set("usage", usage(completion.inputTokens(), completion.outputTokens()));
-		return Json.write(body);
-	}
-
-	private static ObjectNode message(Completion completion) {
-		ObjectNode body = Json.object();
-		body.put("id", completion.messageId());
-		body.put("type", "message");
-		body.put("role", "assistant");
-		body.put("model", completion.model());
-		return body;
-	}
-
-	private static ObjectNode usage(long input, long output) {
-		ObjectNode usage = Json.object();
-		usage.put("input_tokens", input);
-		usage.put("cache_creation_input_tokens", 0);
-		usage.put("cache_read_input_tokens", 0);
-		ObjectNode cache = usage.putObject("cache_creation");
-		cache.put("ephemeral_5m_input_tokens", 0);
-		cache.put("ephemeral_1h_input_tokens", 0);
-		usage.put("output_tokens", output);
-		usage.put("service_tier", "standard");
-		return usage;
+		return AnthropicWire.body(completion);
 	}
 
 	@Override
@@ -161,54 +124,29 @@ public final class AnthropicDialect implements StreamingDialect {
 		return "text/event-stream; charset=utf-8";
 	}
 
-	private static String event(String type, ObjectNode data) {
-		data.put("type", type);
-		return "event: " + type + "\ndata: " + Json.write(data) + "\n\n";
+	private static byte[] event(ObjectNode data) {
+		return ("event: " + data.get("type").stringValue() + "\ndata: " + Json.write(data) + "\n\n")
+			.getBytes(StandardCharsets.UTF_8);
 	}
 
 	@Override
-	public List<String> streamHead(CallRequest call, Completion completion) {
-		ObjectNode message = message(completion);
-		message.putArray("content");
-		message.putNull("stop_reason");
-		message.putNull("stop_sequence");
-		message.set("usage", usage(completion.inputTokens(), 1));
-		ObjectNode start = Json.object();
-		start.put("type", "message_start");
-		start.set("message", message);
-		ObjectNode blockStart = Json.object();
-		blockStart.put("index", 0);
-		ObjectNode block = blockStart.putObject("content_block");
-		block.put("type", "text");
-		block.put("text", "");
-		return List.of(event("message_start", start), event("content_block_start", blockStart),
-				event("ping", Json.object()));
+	public List<byte[]> streamHead(CallRequest call, Completion completion) {
+		List<byte[]> frames = new ArrayList<>();
+		AnthropicWire.streamHead(completion).forEach((data) -> frames.add(event(data)));
+		ObjectNode ping = Json.object();
+		ping.put("type", "ping");
+		frames.add(event(ping));
+		return frames;
 	}
 
 	@Override
-	public String streamDelta(CallRequest call, Completion completion, String text) {
-		ObjectNode data = Json.object();
-		data.put("type", "content_block_delta");
-		data.put("index", 0);
-		ObjectNode delta = data.putObject("delta");
-		delta.put("type", "text_delta");
-		delta.put("text", text);
-		return event("content_block_delta", data);
+	public byte[] streamDelta(CallRequest call, Completion completion, int position, String text) {
+		return event(AnthropicWire.streamDelta(text));
 	}
 
 	@Override
-	public List<String> streamTail(CallRequest call, Completion completion) {
-		ObjectNode stop = Json.object();
-		stop.put("type", "content_block_stop");
-		stop.put("index", 0);
-		ObjectNode messageDelta = Json.object();
-		messageDelta.put("type", "message_delta");
-		ObjectNode delta = messageDelta.putObject("delta");
-		delta.put("stop_reason", "end_turn");
-		delta.putNull("stop_sequence");
-		messageDelta.putObject("usage").put("output_tokens", completion.outputTokens());
-		return List.of(event("content_block_stop", stop), event("message_delta", messageDelta),
-				event("message_stop", Json.object()));
+	public List<byte[]> streamTail(CallRequest call, Completion completion, int position) {
+		return AnthropicWire.streamTail(completion).stream().map(AnthropicDialect::event).toList();
 	}
 
 	private static String error(String type, String message, String requestId, String errorCode) {

@@ -17,13 +17,13 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Azure OpenAI deployments: {@code POST
- * /openai/deployments/{deployment}/chat/completions}, the deployment as model,
- * {@code retry-after} plus {@code retry-after-ms} on 429 and the string error code
- * {@code "429"}.
+ * /openai/deployments/{deployment}/chat/completions} and {@code .../embeddings}, the
+ * deployment as model, {@code retry-after} plus {@code retry-after-ms} on 429 and the
+ * string error code {@code "429"}.
  */
 public final class AzureOpenAiDialect extends ChatCompletionsDialect {
 
-	private static final Pattern PATH = Pattern.compile("/openai/deployments/([^/]+)/chat/completions");
+	private static final Pattern PATH = Pattern.compile("/openai/deployments/([^/]+)/(chat/completions|embeddings)");
 
 	private static final String DEFAULT_API_VERSION = "2024-10-21";
 
@@ -37,13 +37,20 @@ public final class AzureOpenAiDialect extends ChatCompletionsDialect {
 	@Override
 	public Route route(String path, Map<String, String> query) {
 		Matcher matcher = PATH.matcher(path);
-		return matcher.matches() ? new Route(PathSegments.decode(matcher.group(1)), false, query) : null;
+		if (!matcher.matches()) {
+			return null;
+		}
+		String api = matcher.group(2);
+		return new Route(PathSegments.decode(matcher.group(1)), false, query,
+				"embeddings".equals(api) ? Operation.EMBEDDINGS : Operation.CHAT, api);
 	}
 
 	@Override
 	public CallRequest read(Route route, JsonNode body) {
-		return ChatCompletionsWire.read(route.pathModel(), body,
-				route.query().getOrDefault("api-version", DEFAULT_API_VERSION));
+		String version = route.query().getOrDefault("api-version", DEFAULT_API_VERSION);
+		return (route.operation() == Operation.EMBEDDINGS)
+				? EmbeddingsWire.read(route, route.pathModel(), body, version)
+				: ChatCompletionsWire.read(route, route.pathModel(), body, version);
 	}
 
 	@Override
@@ -54,11 +61,6 @@ public final class AzureOpenAiDialect extends ChatCompletionsDialect {
 	@Override
 	public String newRequestId() {
 		return UUID.randomUUID().toString();
-	}
-
-	@Override
-	public String newMessageId() {
-		return ChatCompletionsWire.completionId();
 	}
 
 	private Map<String, String> baseHeaders(String deployment, String requestId) {
@@ -131,7 +133,8 @@ public final class AzureOpenAiDialect extends ChatCompletionsDialect {
 
 	private static String error(CallRequest call, String kind, String tier, long seconds, String tail) {
 		String version = (call.apiVersion() != null) ? call.apiVersion() : DEFAULT_API_VERSION;
-		String message = "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version " + version
+		String operation = (call.operation() == Operation.EMBEDDINGS) ? "Embeddings_Create" : "ChatCompletions_Create";
+		String message = "Requests to the " + operation + " Operation under Azure OpenAI API version " + version
 				+ " have exceeded " + kind + " of your current " + tier + " pricing tier. Please retry after " + seconds
 				+ " seconds. " + tail;
 		return errorBody("429", message);

@@ -3,15 +3,25 @@ package dev.llmquota.test.simulator.dialect;
 import java.util.List;
 
 /**
- * The answers and stream frames that OpenAI and Azure OpenAI share: both speak the Chat
- * Completions wire ({@link ChatCompletionsWire}) and differ in routes, headers and
- * refusals.
+ * The answers and stream frames that OpenAI and Azure OpenAI share: Chat Completions
+ * ({@link ChatCompletionsWire}), embeddings ({@link EmbeddingsWire}) and, where routed,
+ * Responses ({@link ResponsesWire}); the two differ in routes, headers and refusals.
  */
 abstract class ChatCompletionsDialect implements StreamingDialect {
 
 	@Override
+	public String newMessageId(CallRequest call) {
+		return (call.operation() == Operation.RESPONSES) ? ResponsesWire.responseId()
+				: ChatCompletionsWire.completionId();
+	}
+
+	@Override
 	public String completionBody(CallRequest call, Completion completion) {
-		return ChatCompletionsWire.completionBody(completion);
+		return switch (call.operation()) {
+			case CHAT -> ChatCompletionsWire.completionBody(completion);
+			case RESPONSES -> ResponsesWire.body(call, completion);
+			case EMBEDDINGS -> EmbeddingsWire.body(call, completion);
+		};
 	}
 
 	@Override
@@ -20,18 +30,21 @@ abstract class ChatCompletionsDialect implements StreamingDialect {
 	}
 
 	@Override
-	public List<String> streamHead(CallRequest call, Completion completion) {
-		return ChatCompletionsWire.streamHead(call, completion);
+	public List<byte[]> streamHead(CallRequest call, Completion completion) {
+		return (call.operation() == Operation.RESPONSES) ? ResponsesWire.streamHead(call, completion)
+				: ChatCompletionsWire.streamHead(call, completion);
 	}
 
 	@Override
-	public String streamDelta(CallRequest call, Completion completion, String text) {
-		return ChatCompletionsWire.streamDelta(call, completion, text);
+	public byte[] streamDelta(CallRequest call, Completion completion, int position, String text) {
+		return (call.operation() == Operation.RESPONSES) ? ResponsesWire.streamDelta(completion, position, text)
+				: ChatCompletionsWire.streamDelta(call, completion, text);
 	}
 
 	@Override
-	public List<String> streamTail(CallRequest call, Completion completion) {
-		return ChatCompletionsWire.streamTail(call, completion);
+	public List<byte[]> streamTail(CallRequest call, Completion completion, int position) {
+		return (call.operation() == Operation.RESPONSES) ? ResponsesWire.streamTail(call, completion, position)
+				: ChatCompletionsWire.streamTail(call, completion);
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.llmquota.test.simulator.dialect;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.UUID;
 
@@ -21,7 +22,7 @@ final class ChatCompletionsWire {
 	 * Reads a request; input counted with the model's encoding as OpenAI's cookbook does
 	 * (text of every message, plus 3 per message and 3 to prime the reply).
 	 */
-	static CallRequest read(String model, JsonNode body, String apiVersion) {
+	static CallRequest read(Route route, String model, JsonNode body, String apiVersion) {
 		JsonNode messages = Json.requiredArray(body, "messages");
 		long input = TokenCounter.PER_MESSAGE;
 		for (JsonNode message : messages) {
@@ -37,7 +38,7 @@ final class ChatCompletionsWire {
 		}
 		boolean stream = body.path("stream").asBoolean(false);
 		boolean includeUsage = body.path("stream_options").path("include_usage").asBoolean(false);
-		return new CallRequest(model, input, maxTokens, stream, includeUsage, apiVersion);
+		return CallRequest.generating(route, model, input, maxTokens, stream, includeUsage, apiVersion);
 	}
 
 	static String completionId() {
@@ -86,7 +87,7 @@ final class ChatCompletionsWire {
 		return usage;
 	}
 
-	private static String frame(CallRequest call, Completion completion, ObjectNode delta, String finishReason) {
+	private static byte[] frame(CallRequest call, Completion completion, ObjectNode delta, String finishReason) {
 		ObjectNode chunk = chunk(completion);
 		ObjectNode choice = chunk.putArray("choices").addObject();
 		choice.put("index", 0);
@@ -111,7 +112,7 @@ final class ChatCompletionsWire {
 		return chunk;
 	}
 
-	static List<String> streamHead(CallRequest call, Completion completion) {
+	static List<byte[]> streamHead(CallRequest call, Completion completion) {
 		ObjectNode delta = Json.object();
 		delta.put("role", "assistant");
 		delta.put("content", "");
@@ -119,25 +120,26 @@ final class ChatCompletionsWire {
 		return List.of(frame(call, completion, delta, null));
 	}
 
-	static String streamDelta(CallRequest call, Completion completion, String text) {
+	static byte[] streamDelta(CallRequest call, Completion completion, String text) {
 		ObjectNode delta = Json.object();
 		delta.put("content", text);
 		return frame(call, completion, delta, null);
 	}
 
-	static List<String> streamTail(CallRequest call, Completion completion) {
-		String finish = frame(call, completion, Json.object(), "stop");
+	static List<byte[]> streamTail(CallRequest call, Completion completion) {
+		byte[] finish = frame(call, completion, Json.object(), "stop");
+		byte[] done = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
 		if (!call.includeUsage()) {
-			return List.of(finish, "data: [DONE]\n\n");
+			return List.of(finish, done);
 		}
 		ObjectNode usageChunk = chunk(completion);
 		usageChunk.putArray("choices");
 		usageChunk.set("usage", usage(completion));
-		return List.of(finish, sse(usageChunk), "data: [DONE]\n\n");
+		return List.of(finish, sse(usageChunk), done);
 	}
 
-	private static String sse(JsonNode data) {
-		return "data: " + Json.write(data) + "\n\n";
+	private static byte[] sse(JsonNode data) {
+		return ("data: " + Json.write(data) + "\n\n").getBytes(StandardCharsets.UTF_8);
 	}
 
 	/**

@@ -53,10 +53,11 @@ public interface Dialect {
 	String newRequestId();
 
 	/**
-	 * A fresh id for the answer's message or completion object.
+	 * A fresh id for the answer's message, completion or response object.
+	 * @param call the call answered
 	 * @return the id
 	 */
-	default String newMessageId() {
+	default String newMessageId(CallRequest call) {
 		return UUID.randomUUID().toString().replace("-", "");
 	}
 
@@ -70,6 +71,17 @@ public interface Dialect {
 	 */
 	Map<String, String> successHeaders(CallRequest call, String requestId, Map<Dimension, DimensionState> states,
 			Instant now);
+
+	/**
+	 * Headers of a non-streamed answer that depend on the finished answer (Bedrock
+	 * InvokeModel's token counts); none by default.
+	 * @param call the call
+	 * @param completion the answer
+	 * @return headers to add to the success headers
+	 */
+	default Map<String, String> completionHeaders(CallRequest call, Completion completion) {
+		return Map.of();
+	}
 
 	/**
 	 * Rate-limit headers with values a parser cannot read, for fault injection.

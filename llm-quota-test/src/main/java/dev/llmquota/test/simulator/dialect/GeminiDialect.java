@@ -1,10 +1,12 @@
 package dev.llmquota.test.simulator.dialect;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -18,14 +20,17 @@ import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Gemini API: {@code POST /v1beta/models/{model}:generateContent} and
- * {@code :streamGenerateContent?alt=sse}, no rate-limit headers,
- * {@code RESOURCE_EXHAUSTED} with {@code QuotaFailure} and {@code RetryInfo}.
+ * Gemini API: {@code POST /v1beta/models/{model}:generateContent},
+ * {@code :streamGenerateContent?alt=sse}, {@code :embedContent} and
+ * {@code :batchEmbedContents}, no rate-limit headers, {@code RESOURCE_EXHAUSTED} with
+ * {@code QuotaFailure} and {@code RetryInfo}.
  */
 public final class GeminiDialect implements StreamingDialect {
 
-	private static final Pattern PATH = Pattern
-		.compile("/v1(?:beta)?/models/([^/:]+?)(?::|%3[Aa])(generateContent|streamGenerateContent)");
+	private static final Pattern PATH = Pattern.compile(
+			"/v1(?:beta)?/models/([^/:]+?)(?::|%3[Aa])(generateContent|streamGenerateContent|embedContent|batchEmbedContents)");
+
+	private static final Set<String> EMBEDDING_APIS = Set.of("embedContent", "batchEmbedContents");
 
 	private static final String METRIC_PREFIX = "generativelanguage.googleapis.com/";
 
@@ -40,12 +45,25 @@ public final class GeminiDialect implements StreamingDialect {
 		if (!matcher.matches()) {
 			return null;
 		}
-		return new Route(PathSegments.decode(matcher.group(1)), "streamGenerateContent".equals(matcher.group(2)),
-				query);
+		String api = matcher.group(2);
+		return new Route(PathSegments.decode(matcher.group(1)), "streamGenerateContent".equals(api), query,
+				EMBEDDING_APIS.contains(api) ? Operation.EMBEDDINGS : Operation.CHAT, api);
 	}
 
 	@Override
 	public CallRequest read(Route route, JsonNode body) {
+		if ("embedContent".equals(route.api())) {
+			return CallRequest.embedding(route, route.pathModel(), TokenCounter.heuristic(contentText(body)), 1, false,
+					null);
+		}
+		if ("batchEmbedContents".equals(route.api())) {
+			JsonNode requests = Json.requiredArray(body, "requests");
+			long input = 0;
+			for (JsonNode request : requests) {
+				input += TokenCounter.heuristic(contentText(request));
+			}
+			return CallRequest.embedding(route, route.pathModel(), input, requests.size(), false, null);
+		}
 		if (route.stream() && !"sse".equals(route.query().get("alt"))) {
 			throw new BadRequestException("This simulator serves streamGenerateContent with alt=sse only.");
 		}
@@ -55,8 +73,16 @@ public final class GeminiDialect implements StreamingDialect {
 			text.append(Json.text(content.get("parts")));
 		}
 		long maxTokens = Json.optionalCount(body.get("generationConfig"), "maxOutputTokens");
-		return new CallRequest(route.pathModel(), TokenCounter.heuristic(text.toString()), maxTokens, route.stream(),
-				true, null);
+		return CallRequest.generating(route, route.pathModel(), TokenCounter.heuristic(text.toString()), maxTokens,
+				route.stream(), true, null);
+	}
+
+	private static String contentText(JsonNode request) {
+		JsonNode parts = request.path("content").get("parts");
+		if (parts == null || !parts.isArray() || parts.isEmpty()) {
+			throw new BadRequestException("content.parts: at least one part is required");
+		}
+		return Json.text(parts);
 	}
 
 	@Override
@@ -105,6 +131,19 @@ public final class GeminiDialect implements StreamingDialect {
 
 	@Override
 	public String completionBody(CallRequest call, Completion completion) {
+		if ("embedContent".equals(call.api())) {
+			ObjectNode body = Json.object();
+			body.putObject("embedding").set("values", EmbeddingsWire.vector(0));
+			return Json.write(body);
+		}
+		if ("batchEmbedContents".equals(call.api())) {
+			ObjectNode body = Json.object();
+			ArrayNode embeddings = body.putArray("embeddings");
+			for (int i = 0; i < call.inputs(); i++) {
+				embeddings.addObject().set("values", EmbeddingsWire.vector(i));
+			}
+			return Json.write(body);
+		}
 		return Json.write(response(completion, completion.text(), true));
 	}
 
@@ -114,18 +153,22 @@ public final class GeminiDialect implements StreamingDialect {
 	}
 
 	@Override
-	public List<String> streamHead(CallRequest call, Completion completion) {
+	public List<byte[]> streamHead(CallRequest call, Completion completion) {
 		return List.of();
 	}
 
-	@Override
-	public String streamDelta(CallRequest call, Completion completion, String text) {
-		return "data: " + Json.write(response(completion, text, false)) + "\r\n\r\n";
+	private static byte[] sse(JsonNode data) {
+		return ("data: " + Json.write(data) + "\r\n\r\n").getBytes(StandardCharsets.UTF_8);
 	}
 
 	@Override
-	public List<String> streamTail(CallRequest call, Completion completion) {
-		return List.of("data: " + Json.write(response(completion, "", true)) + "\r\n\r\n");
+	public byte[] streamDelta(CallRequest call, Completion completion, int position, String text) {
+		return sse(response(completion, text, false));
+	}
+
+	@Override
+	public List<byte[]> streamTail(CallRequest call, Completion completion, int position) {
+		return List.of(sse(response(completion, "", true)));
 	}
 
 	private static Reply error(int code, String status, String message, ArrayNode details) {

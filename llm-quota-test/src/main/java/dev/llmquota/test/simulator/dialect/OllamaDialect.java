@@ -1,5 +1,6 @@
 package dev.llmquota.test.simulator.dialect;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -10,11 +11,13 @@ import dev.llmquota.test.simulator.quota.DimensionState;
 import dev.llmquota.test.simulator.quota.OutputPolicy;
 import dev.llmquota.test.simulator.quota.Refusal;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Ollama chat: {@code POST /api/chat}, streamed as NDJSON by default, usage in
- * {@code prompt_eval_count} and {@code eval_count}; errors are {@code {"error": "..."}}.
+ * Ollama: {@code POST /api/chat}, streamed as NDJSON by default, usage in
+ * {@code prompt_eval_count} and {@code eval_count}, and {@code POST /api/embed}; errors
+ * are {@code {"error": "..."}}.
  */
 public final class OllamaDialect implements StreamingDialect {
 
@@ -25,12 +28,19 @@ public final class OllamaDialect implements StreamingDialect {
 
 	@Override
 	public Route route(String path, Map<String, String> query) {
-		return "/api/chat".equals(path) ? new Route(null, false, query) : null;
+		return switch (path) {
+			case "/api/chat" -> new Route(null, false, query, Operation.CHAT, "chat");
+			case "/api/embed" -> new Route(null, false, query, Operation.EMBEDDINGS, "embed");
+			default -> null;
+		};
 	}
 
 	@Override
 	public CallRequest read(Route route, JsonNode body) {
 		String model = Json.requiredString(body, "model");
+		if (route.operation() == Operation.EMBEDDINGS) {
+			return readEmbed(route, model, body);
+		}
 		JsonNode messages = Json.requiredArray(body, "messages");
 		StringBuilder text = new StringBuilder();
 		for (JsonNode message : messages) {
@@ -39,7 +49,28 @@ public final class OllamaDialect implements StreamingDialect {
 		long input = TokenCounter.heuristic(text.toString()) + (long) TokenCounter.PER_MESSAGE * messages.size();
 		// -1 (Ollama's default, no limit) and -2 (fill the context) name no ceiling
 		long maxTokens = Json.optionalCeiling(body.get("options"), "num_predict");
-		return new CallRequest(model, input, maxTokens, body.path("stream").asBoolean(true), true, null);
+		return CallRequest.generating(route, model, input, maxTokens, body.path("stream").asBoolean(true), true, null);
+	}
+
+	/**
+	 * Reads {@code {model, input}}: one string or a list of them.
+	 */
+	private static CallRequest readEmbed(Route route, String model, JsonNode body) {
+		JsonNode input = body.get("input");
+		if (input != null && input.isString() && !input.stringValue().isEmpty()) {
+			return CallRequest.embedding(route, model, TokenCounter.heuristic(input.stringValue()), 1, false, null);
+		}
+		if (input == null || !input.isArray() || input.isEmpty()) {
+			throw new BadRequestException("input: a non-empty string or list of strings is required");
+		}
+		long tokens = 0;
+		for (JsonNode text : input) {
+			if (!text.isString()) {
+				throw new BadRequestException("input: each element must be a string");
+			}
+			tokens += TokenCounter.heuristic(text.stringValue());
+		}
+		return CallRequest.embedding(route, model, tokens, input.size(), false, null);
 	}
 
 	@Override
@@ -86,6 +117,18 @@ public final class OllamaDialect implements StreamingDialect {
 
 	@Override
 	public String completionBody(CallRequest call, Completion completion) {
+		if (call.operation() == Operation.EMBEDDINGS) {
+			ObjectNode body = Json.object();
+			body.put("model", completion.model());
+			ArrayNode embeddings = body.putArray("embeddings");
+			for (int i = 0; i < call.inputs(); i++) {
+				embeddings.add(EmbeddingsWire.vector(i));
+			}
+			body.put("total_duration", completion.latencyMillis() * 1_000_000);
+			body.put("load_duration", 0);
+			body.put("prompt_eval_count", completion.inputTokens());
+			return Json.write(body);
+		}
 		return Json.write(chunk(completion, completion.text(), true));
 	}
 
@@ -95,18 +138,22 @@ public final class OllamaDialect implements StreamingDialect {
 	}
 
 	@Override
-	public List<String> streamHead(CallRequest call, Completion completion) {
+	public List<byte[]> streamHead(CallRequest call, Completion completion) {
 		return List.of();
 	}
 
-	@Override
-	public String streamDelta(CallRequest call, Completion completion, String text) {
-		return Json.write(chunk(completion, text, false)) + "\n";
+	private static byte[] line(JsonNode data) {
+		return (Json.write(data) + "\n").getBytes(StandardCharsets.UTF_8);
 	}
 
 	@Override
-	public List<String> streamTail(CallRequest call, Completion completion) {
-		return List.of(Json.write(chunk(completion, "", true)) + "\n");
+	public byte[] streamDelta(CallRequest call, Completion completion, int position, String text) {
+		return line(chunk(completion, text, false));
+	}
+
+	@Override
+	public List<byte[]> streamTail(CallRequest call, Completion completion, int position) {
+		return List.of(line(chunk(completion, "", true)));
 	}
 
 	private static Reply error(int status, String message) {

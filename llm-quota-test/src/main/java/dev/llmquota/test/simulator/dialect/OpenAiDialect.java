@@ -12,9 +12,10 @@ import dev.llmquota.test.simulator.quota.Refusal;
 import tools.jackson.databind.JsonNode;
 
 /**
- * OpenAI Chat Completions: {@code POST /v1/chat/completions}, {@code x-ratelimit-*}
- * headers with Go-duration resets, {@code rate_limit_exceeded} and
- * {@code insufficient_quota} errors.
+ * OpenAI: {@code POST /v1/chat/completions}, {@code /v1/responses} and
+ * {@code /v1/embeddings}, {@code x-ratelimit-*} headers with Go-duration resets,
+ * {@code rate_limit_exceeded} (in-stream {@code response.failed} for a streamed Responses
+ * call) and {@code insufficient_quota} errors.
  */
 public final class OpenAiDialect extends ChatCompletionsDialect {
 
@@ -27,12 +28,21 @@ public final class OpenAiDialect extends ChatCompletionsDialect {
 
 	@Override
 	public Route route(String path, Map<String, String> query) {
-		return "/v1/chat/completions".equals(path) ? new Route(null, false, query) : null;
+		return switch (path) {
+			case "/v1/chat/completions" -> new Route(null, false, query, Operation.CHAT, "chat/completions");
+			case "/v1/responses" -> new Route(null, false, query, Operation.RESPONSES, "responses");
+			case "/v1/embeddings" -> new Route(null, false, query, Operation.EMBEDDINGS, "embeddings");
+			default -> null;
+		};
 	}
 
 	@Override
 	public CallRequest read(Route route, JsonNode body) {
-		return ChatCompletionsWire.read(Json.requiredString(body, "model"), body, null);
+		return switch (route.operation()) {
+			case CHAT -> ChatCompletionsWire.read(route, Json.requiredString(body, "model"), body, null);
+			case RESPONSES -> ResponsesWire.read(route, body);
+			case EMBEDDINGS -> EmbeddingsWire.read(route, Json.requiredString(body, "model"), body, null);
+		};
 	}
 
 	@Override
@@ -43,11 +53,6 @@ public final class OpenAiDialect extends ChatCompletionsDialect {
 	@Override
 	public String newRequestId() {
 		return "req_" + UUID.randomUUID().toString().replace("-", "");
-	}
-
-	@Override
-	public String newMessageId() {
-		return ChatCompletionsWire.completionId();
 	}
 
 	private Map<String, String> baseHeaders(String requestId) {
@@ -116,6 +121,14 @@ public final class OpenAiDialect extends ChatCompletionsDialect {
 					+ ", Requested " + refusal.requested() + ". Please try again in "
 					+ Formats.goDuration(refusal.retryAfter())
 					+ ". Visit https://platform.openai.com/account/rate-limits to learn more.";
+		}
+		if (call.operation() == Operation.RESPONSES && call.stream()) {
+			// a streamed Responses call learns of the limit after HTTP 200, in the stream
+			Map<String, String> streamHeaders = new LinkedHashMap<>();
+			streamHeaders.put("content-type", streamContentType());
+			streamHeaders.putAll(headers);
+			return new Reply(200, streamHeaders,
+					ResponsesWire.failedStream(call, now.getEpochSecond(), "rate_limit_exceeded", message));
 		}
 		return Reply.json(429, headers, Json.write(ChatCompletionsWire.error(message, type, "rate_limit_exceeded")));
 	}

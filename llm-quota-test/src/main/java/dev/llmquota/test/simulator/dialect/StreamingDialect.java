@@ -3,8 +3,9 @@ package dev.llmquota.test.simulator.dialect;
 import java.util.List;
 
 /**
- * A dialect whose answers can also be streamed: the frames of a stream, paced by the
- * simulator's latency model.
+ * A dialect whose answers can also be streamed: the frames of a stream, as the bytes sent
+ * on the wire (UTF-8 text for SSE and NDJSON, binary messages for AWS event streams),
+ * paced by the simulator's latency model.
  */
 public interface StreamingDialect extends Dialect {
 
@@ -20,23 +21,25 @@ public interface StreamingDialect extends Dialect {
 	 * @param completion the answer
 	 * @return raw frames, each complete with its separator
 	 */
-	List<String> streamHead(CallRequest call, Completion completion);
+	List<byte[]> streamHead(CallRequest call, Completion completion);
 
 	/**
 	 * A frame carrying some output text.
 	 * @param call the call
 	 * @param completion the answer
+	 * @param position how many frames the stream sent before this one
 	 * @param text the text of this frame
 	 * @return the raw frame
 	 */
-	String streamDelta(CallRequest call, Completion completion, String text);
+	byte[] streamDelta(CallRequest call, Completion completion, int position, String text);
 
 	/**
 	 * Frames after the last output token, usage included.
 	 * @param call the call
 	 * @param completion the answer
+	 * @param position how many frames the stream sent before the first of these
 	 * @return raw frames
 	 */
-	List<String> streamTail(CallRequest call, Completion completion);
+	List<byte[]> streamTail(CallRequest call, Completion completion, int position);
 
 }

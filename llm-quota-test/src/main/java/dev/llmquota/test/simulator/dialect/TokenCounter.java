@@ -27,8 +27,8 @@ public final class TokenCounter {
 	}
 
 	/**
-	 * Counts with the model's OpenAI encoding: {@code cl100k_base} for GPT-4 and GPT-3.5
-	 * models, {@code o200k_base} for everything newer.
+	 * Counts with the model's OpenAI encoding: {@code cl100k_base} for GPT-4, GPT-3.5 and
+	 * the {@code text-embedding-*} models, {@code o200k_base} for everything newer.
 	 * @param model the model id
 	 * @param text the text
 	 * @return the token count
@@ -38,8 +38,8 @@ public final class TokenCounter {
 	}
 
 	private static Encoding encodingFor(String model) {
-		boolean legacy = model.startsWith("gpt-3.5") || (model.startsWith("gpt-4") && !model.startsWith("gpt-4o")
-				&& !model.startsWith("gpt-4.1") && !model.startsWith("gpt-4.5"));
+		boolean legacy = model.startsWith("gpt-3.5") || model.startsWith("text-embedding") || (model.startsWith("gpt-4")
+				&& !model.startsWith("gpt-4o") && !model.startsWith("gpt-4.1") && !model.startsWith("gpt-4.5"));
 		return Registry.INSTANCE.getEncoding(legacy ? EncodingType.CL100K_BASE : EncodingType.O200K_BASE);
 	}
 

@@ -110,11 +110,29 @@ public final class QuotaBook {
 	 */
 	public synchronized Admission admit(String model, long inputTokens, long declaredMaxTokens, OutputPolicy policy,
 			boolean enforce) {
+		long maxTokens = (declaredMaxTokens > 0) ? declaredMaxTokens : pool(model).limits().defaultMaxTokens();
+		long reserve = policy.reserveMaxTokens() ? maxTokens : 0;
+		return admit(model, inputTokens, maxTokens, reserve, true, policy.refundUnusedOutput(), enforce);
+	}
+
+	/**
+	 * Admits a call that generates no output (embeddings) on every meter of its model and
+	 * of the account, or on none: it has no output ceiling, not even the model's default,
+	 * and needs room for its request and input only.
+	 * @param model the model id
+	 * @param inputTokens the provider's count of the input
+	 * @param enforce whether a call over a limit is refused (else admitted and flagged)
+	 * @return the admission
+	 */
+	public synchronized Admission admitInput(String model, long inputTokens, boolean enforce) {
+		return admit(model, inputTokens, 0, 0, false, true, enforce);
+	}
+
+	private Admission admit(String model, long inputTokens, long maxTokens, long reserve, boolean generates,
+			boolean refundUnused, boolean enforce) {
 		long now = this.clock.nanoTime();
 		catchUpTeams(now);
 		Pool pool = pool(model);
-		long maxTokens = (declaredMaxTokens > 0) ? declaredMaxTokens : pool.limits().defaultMaxTokens();
-		long reserve = policy.reserveMaxTokens() ? maxTokens : 0;
 		Map<Dimension, Long> take = amounts(inputTokens, reserve);
 		Map<Dimension, Long> need = new EnumMap<>(take);
 		// metering output in real time still needs some room left to start producing
@@ -122,6 +140,10 @@ public final class QuotaBook {
 		Refusal worst = null;
 		for (Pool scope : List.of(pool, this.account)) {
 			for (Meter meter : scope.meters()) {
+				if (!generates && meter.dimension() == Dimension.OUTPUT_TOKENS_PER_MINUTE) {
+					// output meters never gate a call that produces nothing
+					continue;
+				}
 				long amount = need.get(meter.dimension());
 				if (!meter.fits(amount, now)) {
 					Refusal refusal = refusal(scope.scope(), meter, amount, now);
@@ -142,7 +164,7 @@ public final class QuotaBook {
 			}
 		}
 		return new Admission(this.generation, model, worst, enforce, states(pool, now), maxTokens, reserve,
-				inputTokens + reserve, policy.refundUnusedOutput(), burndown);
+				inputTokens + reserve, refundUnused, burndown);
 	}
 
 	private static Map<Dimension, Long> amounts(long input, long reserve) {

@@ -22,6 +22,7 @@ import dev.llmquota.test.simulator.quota.Admission;
 import dev.llmquota.test.simulator.quota.Dimension;
 import dev.llmquota.test.simulator.quota.OutputPolicy;
 import dev.llmquota.test.simulator.quota.QuotaBook;
+import dev.llmquota.test.simulator.quota.Refusal;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpMethod;
@@ -109,6 +110,14 @@ final class CallHandler {
 		if (fault == Fault.SERVER_ERROR || fault == Fault.OVERLOADED) {
 			Reply reply = dialect.serverError(fault == Fault.OVERLOADED, requestId);
 			log(arrival, dialect, call, 0, 0, reply.status(), Outcome.FAILED, false, null, fault);
+			return send(response, reply);
+		}
+		if (fault == Fault.RATE_LIMITED) {
+			Refusal refusal = new Refusal(Dimension.REQUESTS_PER_MINUTE, call.model(), 1, 1, 1,
+					this.state.faults().rateLimitWait());
+			Reply reply = dialect.refusal(call, refusal, Map.of(), requestId, now);
+			log(arrival, dialect, call, 0, 0, reply.status(), Outcome.REFUSED, true, Dimension.REQUESTS_PER_MINUTE,
+					fault);
 			return send(response, reply);
 		}
 		OutputPolicy policy = this.state.outputPolicy(dialect);

@@ -18,6 +18,13 @@ public enum Fault {
 	DELAY_HEADERS,
 
 	/** Rate-limit headers carry values no parser can read. */
-	GARBAGE_HEADERS
+	GARBAGE_HEADERS,
+
+	/**
+	 * A rate-limit refusal on requests per minute, whatever the books hold, asking for a
+	 * wait of {@link FaultPlan#rateLimitWait()}: a provider that refuses the call without
+	 * metering it.
+	 */
+	RATE_LIMITED
 
 }

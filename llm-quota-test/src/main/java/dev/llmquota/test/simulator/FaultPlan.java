@@ -23,6 +23,8 @@ public final class FaultPlan {
 
 	private Duration headerDelay = Duration.ofSeconds(2);
 
+	private Duration rateLimitWait = Duration.ofMillis(100);
+
 	FaultPlan(long seed) {
 		this.seed = seed;
 		this.random = new Random(seed);
@@ -50,6 +52,24 @@ public final class FaultPlan {
 		}
 		this.rates.put(fault, probability);
 		return this;
+	}
+
+	/**
+	 * Sets the wait a {@link Fault#RATE_LIMITED} refusal asks for.
+	 * @param wait the wait
+	 * @return this plan
+	 */
+	public synchronized FaultPlan rateLimitWait(Duration wait) {
+		this.rateLimitWait = wait;
+		return this;
+	}
+
+	/**
+	 * Returns the wait a {@link Fault#RATE_LIMITED} refusal asks for.
+	 * @return the wait
+	 */
+	public synchronized Duration rateLimitWait() {
+		return this.rateLimitWait;
 	}
 
 	/**

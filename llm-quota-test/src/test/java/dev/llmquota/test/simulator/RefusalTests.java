@@ -34,6 +34,19 @@ class RefusalTests {
 	}
 
 	@Test
+	void aRateLimitedFaultRefusesTheCallWithTheDialectsRefusalAndMetersNothing() {
+		start(ProviderSimulator.builder().model("gemini-2.5-flash", (limits) -> limits.requestsPerMinute(60)));
+		this.simulator.faults().rateLimitWait(Duration.ofMillis(250)).next(Fault.RATE_LIMITED);
+		HttpResponse<String> refused = SimHttp.post(this.simulator, GEMINI, SimHttp.gemini(10));
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(SimHttp.json(refused).get("error").get("status").stringValue()).isEqualTo("RESOURCE_EXHAUSTED");
+		assertThat(refused.body()).contains("Please retry in 0.25s");
+		assertThat(this.simulator.requestLog().refused()).hasSize(1);
+		// nothing was metered: the next call finds the whole quota
+		assertThat(SimHttp.post(this.simulator, GEMINI, SimHttp.gemini(10)).statusCode()).isEqualTo(200);
+	}
+
+	@Test
 	void azureAnswersACallThatCanNeverFitWithANonRetryable400() {
 		start(ProviderSimulator.builder().model("gpt-4o", (limits) -> limits.tokensPerMinute(1000)));
 		HttpResponse<String> response = SimHttp.post(this.simulator,

@@ -8,6 +8,7 @@ import java.util.StringJoiner;
 
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Limits;
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.PoolSpec;
 import dev.llmquota.core.ProviderSpec;
 import dev.llmquota.core.QuotaEngine;
@@ -89,10 +90,7 @@ final class StartupSummary implements SmartInitializingSingleton {
 			if (!provider.account().isEmpty()) {
 				line.append(", account ").append(limits(provider.account()));
 			}
-			if (provider.models()
-				.values()
-				.stream()
-				.anyMatch((model) -> model.mode() != dev.llmquota.core.Mode.ENFORCE)) {
+			if (provider.models().values().stream().anyMatch((model) -> model.mode() != Mode.ENFORCE)) {
 				line.append(", modes ").append(modes(provider));
 			}
 			line.append("; governs ").append(clients).append("; store ").append(store);

@@ -42,6 +42,16 @@ public interface BlockingExchange<R> {
 	HeaderLookup headers(R response);
 
 	/**
+	 * Reads the start of a stream into its head, until the head is complete or the stream
+	 * ends, without losing a byte for whoever reads the answer next.
+	 * @param response the answer
+	 * @param head the head to feed
+	 * @return the answer whose body still yields every byte, the head's included
+	 * @throws IOException if the stream cannot be read
+	 */
+	R readHead(R response, StreamHead head) throws IOException;
+
+	/**
 	 * Reads a refusal's body, at most {@link LlmQuotaCalls#MAX_REFUSAL_BYTES}, and closes
 	 * the answer.
 	 * @param response the refusal
@@ -65,5 +75,20 @@ public interface BlockingExchange<R> {
 	 * @return the answer to hand to the caller
 	 */
 	R passOn(R response, byte[] body);
+
+	/**
+	 * Ends a call that llm-quota fails after the provider answered (no attempt is left,
+	 * the provider's wait exceeds max-wait, a quota is spent): by default the caller gets
+	 * the contract exception; a stack whose callers have a retry loop of their own hands
+	 * on the provider's answer instead, marked not to be retried, so retries never
+	 * multiply.
+	 * @param response the provider's last answer, already read and closed
+	 * @param body its bytes
+	 * @param failure the contract exception
+	 * @return the answer to hand to the caller, if the stack hands one on
+	 */
+	default R failAfterAnswer(R response, byte[] body, RuntimeException failure) {
+		throw failure;
+	}
 
 }

@@ -19,12 +19,15 @@ import dev.llmquota.tokens.TokenEstimator;
  * @param generates whether the endpoint generates output (not embeddings or moderations):
  * a call that does not reserves no output
  * @param streaming whether the answer is streamed
+ * @param refusesInStream whether the stream may refuse the call after a 200 (OpenAI's
+ * Responses API): it is held back from the caller until its first telling event
  * @param framing how the answer is framed
  * @param body the bytes to send: the caller's, unless a usage request was added
  * @param priority the call's class, or {@code null} for the model's default
  * @param maxWait the call's longest wait, or {@code null} for the configured one
  */
 public record CallPlan(Route route, Pool pool, Demand demand, long rawEstimate, TokenEstimator estimator,
-		boolean generates, boolean streaming, Framing framing, byte[] body, Priority priority, Duration maxWait) {
+		boolean generates, boolean streaming, boolean refusesInStream, Framing framing, byte[] body, Priority priority,
+		Duration maxWait) {
 
 }

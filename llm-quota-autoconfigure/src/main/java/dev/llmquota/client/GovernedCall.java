@@ -1,11 +1,15 @@
 package dev.llmquota.client;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
 import dev.llmquota.core.Usage;
+import dev.llmquota.provider.Answer;
 import dev.llmquota.provider.Framing;
 import dev.llmquota.provider.HeaderLookup;
 import dev.llmquota.provider.ResponseReader;
@@ -100,6 +104,7 @@ public final class GovernedCall {
 				return;
 			}
 			UsageAccumulator usage = this.reader.usage();
+			refusedMidStream(usage);
 			Usage reported = usage.usage(this.plan.demand().inputTokens(), this.plan.generates());
 			if (reported != null) {
 				if (usage.reportedInput() != null) {
@@ -123,6 +128,23 @@ public final class GovernedCall {
 	}
 
 	/**
+	 * The stream refused the call after a 200, before any of it reached the caller: the
+	 * attempt ends as a refused one (its tokens back, its request kept where the provider
+	 * counts refused requests).
+	 */
+	public void onRefusedInStream() {
+		if (!this.ended.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			refuseTokens();
+		}
+		finally {
+			this.permit.release();
+		}
+	}
+
+	/**
 	 * The body ended early: an error, a dropped connection, or the caller cancelled.
 	 */
 	public void onAbort() {
@@ -132,6 +154,7 @@ public final class GovernedCall {
 		try {
 			this.reader.finish();
 			UsageAccumulator usage = this.reader.usage();
+			refusedMidStream(usage);
 			Usage reported = usage.usage(this.plan.demand().inputTokens(), this.plan.generates());
 			if (reported != null) {
 				this.permit.reconcile(reported);
@@ -163,7 +186,7 @@ public final class GovernedCall {
 		if (contentType == null) {
 			return planned;
 		}
-		String type = contentType.toLowerCase(java.util.Locale.ROOT);
+		String type = contentType.toLowerCase(Locale.ROOT);
 		if (type.startsWith("text/event-stream")) {
 			return Framing.SSE;
 		}
@@ -189,6 +212,30 @@ public final class GovernedCall {
 	 */
 	private void refuseTokens() {
 		this.permit.refuse(this.plan.route().provider().chargeRefusedRequests());
+	}
+
+	/**
+	 * A stream that the provider ended as a refusal after some of it reached the caller:
+	 * the stream ends as the provider ended it (the call is charged what it used), and
+	 * the refusal goes into the books, a rate limit holding the pool for the provider's
+	 * wait.
+	 */
+	private void refusedMidStream(UsageAccumulator usage) {
+		if (usage.refusal() == null || this.plan.pool().spec().mode() == Mode.OFF) {
+			return;
+		}
+		Answer refusal = this.plan.route().dialect().refusal(usage.refusal(), this.engine.clock().instant());
+		if (refusal == null) {
+			return;
+		}
+		if (refusal.kind() == Answer.Kind.RATE_LIMITED) {
+			this.engine.rateLimited(this.plan.pool(), refusal.dimension(),
+					(refusal.delay() != null) ? refusal.delay() : Duration.ofSeconds(1));
+		}
+		else if (refusal.kind() == Answer.Kind.EXHAUSTED) {
+			this.engine.exhaust(this.plan.pool(), refusal.wholeAccount(), refusal.dimension(), refusal.reason(),
+					refusal.reset(this.engine.clock().instant()));
+		}
 	}
 
 	/**

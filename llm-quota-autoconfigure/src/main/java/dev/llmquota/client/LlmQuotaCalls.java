@@ -14,6 +14,7 @@ import dev.llmquota.LlmQuota;
 import dev.llmquota.core.Account;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.PoolSpec;
 import dev.llmquota.core.Priority;
@@ -126,6 +127,41 @@ public final class LlmQuotaCalls {
 	}
 
 	/**
+	 * Decides what a refusal that came inside a stream after a 200 calls for, before any
+	 * of the stream reached the caller, and takes it into the books as
+	 * {@link #answered(GovernedCall, int, HeaderLookup, byte[], int, long)} does; the
+	 * attempt ends as a refused one.
+	 * @param call the attempt
+	 * @param head the start of the stream, which holds the refusal
+	 * @param headers the answer's headers
+	 * @param attempt the attempt's number, from 1
+	 * @param deadline the monotonic time by which the call must be admitted
+	 * @return what to do
+	 */
+	public Outcome refusedInStream(GovernedCall call, StreamHead head, HeaderLookup headers, int attempt,
+			long deadline) {
+		try {
+			// the penalty is in the books before the attempt's slots go back
+			return this.refusals.answered(call, head.refusal(), 200, headers, attempt, deadline);
+		}
+		finally {
+			call.onRefusedInStream();
+		}
+	}
+
+	/**
+	 * Starts reading the head of a stream that may refuse its call after a 200, or
+	 * returns {@code null} for any other answer.
+	 * @param plan the call's plan
+	 * @param status the answer's status
+	 * @return the head to feed, or {@code null}
+	 */
+	public StreamHead head(CallPlan plan, int status) {
+		boolean held = status == 200 && plan.refusesInStream() && plan.pool().spec().mode() == Mode.ENFORCE;
+		return held ? new StreamHead(plan.route().dialect(), this.engine.clock().instant()) : null;
+	}
+
+	/**
 	 * Returns the engine.
 	 * @return the engine
 	 */
@@ -210,7 +246,8 @@ public final class LlmQuotaCalls {
 		Demand demand = new Demand(pool.drift().correct(raw), output);
 		boolean streaming = generates && dialect.streaming(uri, json);
 		byte[] sent = (streaming && route.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
-		return new CallPlan(route, pool, demand, raw, estimator, generates, streaming, dialect.framing(streaming), sent,
+		return new CallPlan(route, pool, demand, raw, estimator, generates, streaming,
+				streaming && dialect.refusesInStream(uri), dialect.framing(streaming), sent,
 				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)));
 	}
 
@@ -256,8 +293,7 @@ public final class LlmQuotaCalls {
 			HeaderLookup headers;
 			try {
 				// some stacks read the status only now (SimpleClientHttpRequestFactory):
-				// a
-				// timeout or a dropped connection here is still "no answer"
+				// a timeout or a dropped connection here is still "no answer"
 				status = exchange.status(response);
 				headers = exchange.headers(response);
 				call.onResponse(status, headers);
@@ -267,7 +303,18 @@ public final class LlmQuotaCalls {
 				exchange.discard(response);
 				throw ex;
 			}
-			if (status < 400) {
+			StreamHead head = head(plan, status);
+			if (head != null) {
+				try {
+					// held back until it tells whether it refuses the call
+					response = exchange.readHead(response, head);
+				}
+				catch (IOException | RuntimeException ex) {
+					call.onAbort();
+					throw ex;
+				}
+			}
+			if (status < 400 && (head == null || head.refusal() == null)) {
 				return exchange.follow(response, call);
 			}
 			byte[] refusal;
@@ -279,17 +326,23 @@ public final class LlmQuotaCalls {
 				throw ex;
 			}
 			Outcome outcome;
-			try {
-				// the penalty or exhaustion is in the books before the attempt's slots go
-				// back
-				outcome = answered(call, status, headers, refusal, attempt, deadline);
+			if (head != null) {
+				outcome = refusedInStream(call, head, headers, attempt, deadline);
 			}
-			finally {
-				call.onBody(ByteBuffer.wrap(refusal));
-				call.onComplete();
+			else {
+				try {
+					// the penalty is in the books before the slots go back
+					outcome = answered(call, status, headers, refusal, attempt, deadline);
+				}
+				finally {
+					call.onBody(ByteBuffer.wrap(refusal));
+					call.onComplete();
+				}
 			}
 			if (outcome.action() == Outcome.Action.FAIL) {
-				throw outcome.failure();
+				// the stack decides what its caller gets: a client that retries
+				// gets the provider's answer, marked not to be retried
+				return exchange.failAfterAnswer(response, refusal, outcome.failure());
 			}
 			if (outcome.action() == Outcome.Action.PASS) {
 				return exchange.passOn(response, refusal);

@@ -52,17 +52,7 @@ final class RefusalHandling {
 	 * @return what to do
 	 */
 	Outcome answered(GovernedCall call, int status, HeaderLookup headers, byte[] body, int attempt, long deadline) {
-		Pool pool = call.plan().pool();
-		Outcome outcome = decide(call, status, headers, body, attempt, deadline);
-		// Shadow mode takes the answer into the books and reports it, but the caller gets
-		// the provider's answer as it came: nothing is retried or failed in its place.
-		return (pool.spec().mode() == Mode.ENFORCE) ? outcome : Outcome.pass();
-	}
-
-	private Outcome decide(GovernedCall call, int status, HeaderLookup headers, byte[] body, int attempt,
-			long deadline) {
 		CallPlan plan = call.plan();
-		Pool pool = plan.pool();
 		Instant now = this.engine.clock().instant();
 		Answer answer;
 		try {
@@ -73,7 +63,33 @@ final class RefusalHandling {
 					+ status + " answer (" + ex.getMessage() + "); it is treated by its status");
 			answer = plan.route().dialect().classify(status, headers, null, now);
 		}
-		answer = answer.withThreshold(this.retry.exhaustedThreshold());
+		return answered(call, answer, status, headers, attempt, deadline);
+	}
+
+	/**
+	 * Decides what a refusal already classified calls for, and takes it into the books: a
+	 * refusal that came inside a stream after a 200, as OpenAI's Responses API sends one.
+	 * @param call the attempt
+	 * @param answer what the refusal means
+	 * @param status the HTTP status the answer came with
+	 * @param headers the answer's headers
+	 * @param attempt the attempt's number, from 1
+	 * @param deadline the monotonic time by which the call must be admitted
+	 * @return what to do
+	 */
+	Outcome answered(GovernedCall call, Answer answer, int status, HeaderLookup headers, int attempt, long deadline) {
+		Outcome outcome = decide(call, answer, status, headers, attempt, deadline);
+		// Shadow mode takes the answer into the books and reports it, but the caller gets
+		// the provider's answer as it came: nothing is retried or failed in its place.
+		return (call.plan().pool().spec().mode() == Mode.ENFORCE) ? outcome : Outcome.pass();
+	}
+
+	private Outcome decide(GovernedCall call, Answer classified, int status, HeaderLookup headers, int attempt,
+			long deadline) {
+		CallPlan plan = call.plan();
+		Pool pool = plan.pool();
+		Instant now = this.engine.clock().instant();
+		Answer answer = classified.withThreshold(this.retry.exhaustedThreshold());
 		String dimension = (answer.dimension() != null) ? answer.dimension().id() : null;
 		switch (answer.kind()) {
 			case EXHAUSTED -> {

@@ -2,7 +2,9 @@ package dev.llmquota.provider;
 
 import java.net.URI;
 import java.time.Instant;
+import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 
 import dev.llmquota.core.Dimension;
 import tools.jackson.databind.JsonNode;
@@ -45,10 +47,9 @@ final class BedrockDialect implements Dialect {
 
 	@Override
 	public boolean generates(URI uri, JsonNode body) {
-		// embedding models (Titan, Cohere) are called through InvokeModel with their
-		// input
+		// embedding models (Titan, Cohere), called through InvokeModel, generate nothing
 		String model = model(uri, body);
-		return model == null || !model.toLowerCase(java.util.Locale.ROOT).contains("embed");
+		return model == null || !model.toLowerCase(Locale.ROOT).contains("embed");
 	}
 
 	@Override
@@ -133,7 +134,7 @@ final class BedrockDialect implements Dialect {
 		}
 		String bytes = Json.text(event, "chunk", "bytes");
 		if (bytes != null) {
-			JsonNode chunk = ResponseReader.json(java.util.Base64.getMimeDecoder().decode(bytes));
+			JsonNode chunk = ResponseReader.json(Base64.getMimeDecoder().decode(bytes));
 			JsonNode metrics = Json.at(chunk, "amazon-bedrock-invocationMetrics");
 			if (metrics != null && metrics.isObject()) {
 				usage.input(Json.count(metrics, "inputTokenCount"), null);

@@ -117,6 +117,39 @@ public interface Dialect {
 	}
 
 	/**
+	 * Returns whether a call's stream may refuse it after a 200 (OpenAI's Responses API
+	 * ends a rate-limited stream with {@code response.failed}): such a stream is held
+	 * back from the caller until its first event that says how the call goes, so a
+	 * refusal in it is retried like a 429.
+	 * @param uri the call's URL
+	 * @return whether the stream may carry a refusal
+	 */
+	default boolean refusesInStream(URI uri) {
+		return false;
+	}
+
+	/**
+	 * Returns whether an event of a stream says nothing yet about how the call goes (a
+	 * stream's {@code response.created}): the stream is held back past it.
+	 * @param event the event's JSON
+	 * @return whether it is a preamble
+	 */
+	default boolean preamble(JsonNode event) {
+		return false;
+	}
+
+	/**
+	 * Classifies an event that ends a stream as a refusal, or returns {@code null} for
+	 * any other event.
+	 * @param event the event's JSON
+	 * @param now the current time
+	 * @return what the refusal means, or {@code null}
+	 */
+	default Answer refusal(JsonNode event, Instant now) {
+		return null;
+	}
+
+	/**
 	 * Returns the dialect for an id.
 	 * @param id the dialect id
 	 * @return the dialect

@@ -78,6 +78,43 @@ class OpenAiDialect implements Dialect {
 	}
 
 	@Override
+	public boolean refusesInStream(URI uri) {
+		String path = uri.getRawPath();
+		return path != null && path.endsWith("/responses");
+	}
+
+	@Override
+	public boolean preamble(JsonNode event) {
+		String type = Json.text(event, "type");
+		return "response.created".equals(type) || "response.in_progress".equals(type) || "response.queued".equals(type);
+	}
+
+	/**
+	 * The Responses API's {@code response.failed}: a rate limit or a spent quota after a
+	 * 200, named by {@code response.error.code}.
+	 */
+	@Override
+	public Answer refusal(JsonNode event, Instant now) {
+		if (!"response.failed".equals(Json.text(event, "type"))) {
+			return null;
+		}
+		String code = Json.text(event, "response", "error", "code");
+		String message = Json.text(event, "response", "error", "message");
+		if ("insufficient_quota".equals(code)) {
+			return Answer.exhausted(null, true, message);
+		}
+		if (!"rate_limit_exceeded".equals(code)) {
+			return null;
+		}
+		Dimension dimension = Refusals.dimensionIn(message);
+		Duration wait = Waits.fromMessage(message);
+		if (dimension != null && dimension.kind() == Dimension.Kind.DAILY) {
+			return Answer.exhausted(dimension, wait, message);
+		}
+		return Answer.rateLimited(dimension, wait, true, message);
+	}
+
+	@Override
 	public void readEvent(JsonNode event, UsageAccumulator usage) {
 		JsonNode counts = Json.at(event, "usage");
 		if (counts != null && counts.isObject()) {
@@ -90,6 +127,9 @@ class OpenAiDialect implements Dialect {
 		String type = Json.text(event, "type");
 		if ("response.output_text.delta".equals(type)) {
 			usage.outputText(Json.text(event, "delta"));
+		}
+		else if ("response.failed".equals(type)) {
+			usage.refusal(event);
 		}
 		else if ("response.completed".equals(type) || "response.incomplete".equals(type)) {
 			JsonNode responseUsage = Json.at(event, "response", "usage");

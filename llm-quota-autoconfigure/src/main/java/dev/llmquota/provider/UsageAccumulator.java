@@ -17,6 +17,9 @@ public final class UsageAccumulator {
 
 	private long outputChars;
 
+	/** An event that ended the stream as a refusal, or {@code null}. */
+	private tools.jackson.databind.JsonNode refusal;
+
 	/** Sets the input tokens, cached ones included, when reported. */
 	void input(Long total, Long cached) {
 		if (total != null) {
@@ -34,6 +37,19 @@ public final class UsageAccumulator {
 		if (tokens != null) {
 			this.outputTokens = tokens;
 		}
+	}
+
+	void refusal(tools.jackson.databind.JsonNode event) {
+		this.refusal = event;
+	}
+
+	/**
+	 * Returns the event that ended the stream as a refusal (a Responses stream's
+	 * {@code response.failed}), for the dialect to classify.
+	 * @return the event, or {@code null}
+	 */
+	public tools.jackson.databind.JsonNode refusal() {
+		return this.refusal;
 	}
 
 	void outputText(String text) {

@@ -338,8 +338,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		try {
 			// Shutting down, an answer may take longer than a call's timeout on a busy
 			// machine; a release that has not landed when the connection closes would
-			// keep
-			// its slot taken for a whole lease time, so closing waits as long as
+			// keep its slot taken for a whole lease time, so closing waits as long as
 			// start-up.
 			for (Booking.Lease lease : held) {
 				call(QuotaScript.release(lease, time()), FIRST_ANSWER);

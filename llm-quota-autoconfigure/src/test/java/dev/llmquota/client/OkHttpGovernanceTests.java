@@ -3,13 +3,15 @@ package dev.llmquota.client;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.llmquota.QuotaExhaustedException;
-import dev.llmquota.client.okhttp.LlmQuotaIOException;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.test.simulator.RequestRecord;
+import okhttp3.Call;
+import okhttp3.Callback;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -117,15 +119,46 @@ class OkHttpGovernanceTests {
 	}
 
 	@Test
-	void aSpentQuotaArrivesAsAnIOExceptionCarryingTheContractException() {
+	void aSpentQuotaReachesTheProviderOnceAndNothingItsCallerGetsIsRetriedByAnSdk() throws Exception {
 		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> sim.exhausted(true))) {
 			OkHttpClient client = client(provider);
-			for (int i = 0; i < 2; i++) {
-				assertThatException().isThrownBy(() -> send(client, request(provider, 10, false, "Hi.")))
-					.isInstanceOf(LlmQuotaIOException.class)
-					.withCauseInstanceOf(QuotaExhaustedException.class);
+			// the provider answered: its answer, marked not to be retried
+			try (Response answered = client.newCall(request(provider, 10, false, "Hi.")).execute()) {
+				assertThat(answered.code()).isEqualTo(429);
+				assertThat(answered.header("x-should-retry")).isEqualTo("false");
+				assertThat(answered.header(LlmQuotaOkHttpInterceptor.EXCEPTION_HEADER))
+					.isEqualTo("QuotaExhaustedException");
+				assertThat(answered.body().string()).contains("insufficient_quota");
+			}
+			// failing fast on a synchronous call: the contract exception, not an
+			// IOException an SDK would retry
+			assertThatException().isThrownBy(() -> send(client, request(provider, 10, false, "Hi.")))
+				.isInstanceOf(QuotaExhaustedException.class);
+			// on an enqueued call OkHttp would make an exception an IOException: an
+			// answer
+			CompletableFuture<Response> enqueued = new CompletableFuture<>();
+			client.newCall(request(provider, 10, false, "Hi.")).enqueue(new Callback() {
+
+				@Override
+				public void onFailure(Call call, IOException ex) {
+					enqueued.completeExceptionally(ex);
+				}
+
+				@Override
+				public void onResponse(Call call, Response response) {
+					enqueued.complete(response);
+				}
+
+			});
+			try (Response answer = enqueued.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)) {
+				assertThat(answer.code()).isEqualTo(503);
+				assertThat(answer.header("x-should-retry")).isEqualTo("false");
+				assertThat(answer.header(LlmQuotaOkHttpInterceptor.EXCEPTION_HEADER))
+					.isEqualTo("QuotaExhaustedException");
+				assertThat(answer.body().string()).contains("An administrative quota");
 			}
 			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() == 1);
+			assertThat(provider.simulator.requestLog().records()).hasSize(1);
 		}
 	}
 

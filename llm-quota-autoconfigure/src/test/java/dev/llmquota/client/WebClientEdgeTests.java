@@ -296,4 +296,63 @@ class WebClientEdgeTests {
 		}
 	}
 
+	private static final String RESPONSES_REFUSED = "event: response.created\n"
+			+ "data: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}}\n\n"
+			+ "event: response.failed\n"
+			+ "data: {\"type\":\"response.failed\",\"sequence_number\":1,\"response\":{\"id\":\"resp_1\",\"status\":\"failed\","
+			+ "\"error\":{\"code\":\"rate_limit_exceeded\",\"message\":\"Rate limit reached for gpt-5.1 in organization org-AAA on tokens"
+			+ " per min (TPM): Limit 30000, Used 22999, Requested 12528. Please try again in 200ms. Visit"
+			+ " https://platform.openai.com/account/rate-limits to learn more.\"}}}\n\n";
+
+	@Test
+	void aResponsesStreamRefusedAfterA200BeforeAnyOfItReachedTheCallerIsRetriedLikeA429() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "text/event-stream"),
+				RESPONSES_REFUSED);
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai", "llm.quota.retry.max-attempts=3")) {
+			assertThatException()
+				.isThrownBy(() -> app.webClient()
+					.post()
+					.uri(server.baseUrl() + "/v1/responses")
+					.contentType(MediaType.APPLICATION_JSON)
+					.bodyValue(Map.of("model", "gpt-5.1", "stream", true, "input", "Hello"))
+					.retrieve()
+					.bodyToFlux(String.class)
+					.collectList()
+					.block(PATIENCE))
+				.isInstanceOf(dev.llmquota.RateLimitedException.class);
+			assertThat(server.requests()).as("every attempt, and no more").hasSize(3);
+			dev.llmquota.core.Pool pool = app.engine().pool("p", "gpt-5.1");
+			assertThat(pool.stats().lastRateLimit().dimension())
+				.isEqualTo(dev.llmquota.core.Dimension.TOKENS_PER_MINUTE);
+			assertThat(app.engine().inFlight(pool.account())).isZero();
+		}
+	}
+
+	@Test
+	void aResponsesStreamRefusedAfterItsTextBeganEndsAsTheProviderEndedItAndHoldsThePool() {
+		String begun = "event: response.output_text.delta\n"
+				+ "data: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"delta\":\"Hel\"}\n\n";
+		String stream = RESPONSES_REFUSED.replace("event: response.failed", begun + "event: response.failed");
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "text/event-stream"), stream);
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai")) {
+			String received = String.join("",
+					app.webClient()
+						.post()
+						.uri(server.baseUrl() + "/v1/responses")
+						.contentType(MediaType.APPLICATION_JSON)
+						.bodyValue(Map.of("model", "gpt-5.1", "stream", true, "input", "Hello"))
+						.retrieve()
+						.bodyToFlux(String.class)
+						.collectList()
+						.block(PATIENCE));
+			assertThat(received).contains("Hel").contains("rate_limit_exceeded");
+			assertThat(server.requests()).hasSize(1);
+			dev.llmquota.core.Pool pool = app.engine().pool("p", "gpt-5.1");
+			assertThat(pool.stats().lastRateLimit()).as("the penalty is in the books").isNotNull();
+			assertThat(app.engine().inFlight(pool.account())).isZero();
+		}
+	}
+
 }

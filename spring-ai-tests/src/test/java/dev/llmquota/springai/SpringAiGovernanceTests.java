@@ -7,12 +7,16 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 import dev.llmquota.QuotaExhaustedException;
+import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
 import dev.llmquota.test.simulator.RequestRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.ai.anthropic.AnthropicChatModel;
 import org.springframework.ai.chat.model.ChatModel;
@@ -146,17 +150,72 @@ class SpringAiGovernanceTests {
 	}
 
 	@Test
-	void insufficientQuotaSurfacesAsQuotaExhaustedExceptionAfterOneRequest() {
+	void aSpentQuotaReachesTheProviderOnceAndTheSdkDoesNotRetryIt() {
 		try (Setup setup = new Setup((sim) -> sim.exhausted(true))) {
 			ChatModel model = setup.context.getBean(OpenAiChatModel.class);
-			for (int i = 0; i < 2; i++) {
-				assertThatException().isThrownBy(() -> model.call("Hello."))
-					.satisfies(
-							(ex) -> assertThat(causes(ex)).hasAtLeastOneElementOfType(QuotaExhaustedException.class));
-			}
+			// the provider answered: its answer, marked not to be retried by the SDK
+			assertThatException().isThrownBy(() -> model.call("Hello."))
+				.satisfies((ex) -> assertThat(causes(ex))
+					.anySatisfy((cause) -> assertThat(cause.getMessage()).contains("429")));
+			// then llm-quota fails fast, before the provider: the contract exception
+			assertThatException().isThrownBy(() -> model.call("Hello."))
+				.satisfies((ex) -> assertThat(causes(ex)).hasAtLeastOneElementOfType(QuotaExhaustedException.class));
 			await().atMost(PATIENCE).until(() -> setup.simulator.requestLog().size() >= 1);
 			assertThat(setup.simulator.requestLog().records()).hasSize(1);
 		}
+	}
+
+	/**
+	 * A provider that refuses every call: the SDK's and Spring AI's own retries are left
+	 * at their defaults, and the provider sees exactly llm-quota's attempts.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "openai", "anthropic", "ollama" })
+	void aProviderRefusingEveryCallSeesExactlyLlmQuotasAttemptsAndNoMore(String vendor) {
+		try (Setup setup = new Setup(
+				(sim) -> sim.faultRate(Fault.RATE_LIMITED, 1.0).latency((latency) -> latency.fixedOutputTokens(5)),
+				"llm.quota.retry.max-attempts=3")) {
+			setup.simulator.faults().rateLimitWait(Duration.ofMillis(50));
+			ChatModel model = model(setup, vendor);
+			assertThatException().isThrownBy(() -> model.call("Hello."));
+			assertThat(setup.simulator.requestLog().records()).as("requests of one call").hasSize(3);
+			assertThatException().isThrownBy(() -> model.stream("Hello.").collectList().block(PATIENCE));
+			assertThat(setup.simulator.requestLog().records()).as("requests of a call and a stream").hasSize(6);
+		}
+	}
+
+	/**
+	 * A call llm-quota cannot admit fails once, within max-wait and a second: the SDK
+	 * does not wait out max-wait again for each of its retries.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "openai", "anthropic", "ollama" })
+	void aCallThatCannotBeAdmittedFailsOnceWithinMaxWait(String vendor) {
+		try (Setup setup = new Setup((sim) -> {
+		}, "llm.quota.max-wait=1s", "llm.quota.headroom=1.0",
+				"llm.quota.providers." + vendor + ".models." + MODELS.get(vendor) + ".requests-per-minute=1")) {
+			ChatModel model = model(setup, vendor);
+			assertThat(model.call("First.")).isNotEmpty();
+			long start = System.nanoTime();
+			assertThatException().isThrownBy(() -> model.call("Second."))
+				.satisfies((ex) -> assertThat(causes(ex)).hasAtLeastOneElementOfType(QuotaWaitTimeoutException.class));
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+			start = System.nanoTime();
+			assertThatException().isThrownBy(() -> model.stream("Third.").collectList().block(PATIENCE));
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+			assertThat(setup.simulator.requestLog().records()).hasSize(1);
+		}
+	}
+
+	private static final Map<String, String> MODELS = Map.of("openai", "gpt-4o", "anthropic", "claude-sonnet-4-5",
+			"ollama", "llama3");
+
+	private static ChatModel model(Setup setup, String vendor) {
+		return switch (vendor) {
+			case "openai" -> setup.context.getBean(OpenAiChatModel.class);
+			case "anthropic" -> setup.context.getBean(AnthropicChatModel.class);
+			default -> setup.context.getBean(OllamaChatModel.class);
+		};
 	}
 
 	private static void assertGoverned(Setup setup, ChatModel model, Pool pool) {

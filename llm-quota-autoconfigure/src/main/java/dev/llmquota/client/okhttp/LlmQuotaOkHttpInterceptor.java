@@ -7,14 +7,18 @@ import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.LlmQuotaException;
+import dev.llmquota.QuotaWaitTimeoutException;
+import dev.llmquota.RateLimitedException;
 import dev.llmquota.client.BlockingExchange;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Route;
+import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
+import okhttp3.Protocol;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
@@ -23,16 +27,29 @@ import okio.Buffer;
 import okio.BufferedSource;
 import okio.ForwardingSource;
 import okio.Okio;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Governs OkHttp calls to LLM providers (the HTTP client of Spring AI's OpenAI and
  * Anthropic SDK clients): the calling thread waits for admission within what is left of
  * the call's {@code callTimeout} and {@code max-wait}, refusals are classified and
  * retried or failed, and the answer's body is read on its way so the call ends exactly
- * once, when it is read to its end or closed. llm-quota's exceptions arrive as a
- * {@link LlmQuotaIOException} whose cause is the contract exception.
+ * once, when it is read to its end or closed.
+ * <p>
+ * The SDKs on OkHttp retry by themselves, so what they receive must be something they do
+ * not retry again: where the provider answered, its last answer, marked
+ * {@code x-should-retry: false}; where it did not (no admission within max-wait, a spent
+ * quota failing fast), the contract exception itself on a synchronous call, which the
+ * SDKs do not retry, and on an asynchronous call, where OkHttp would turn any exception
+ * into an {@code IOException} they retry, an answer of llm-quota's own: 429 or 503 with
+ * {@code x-should-retry: false}, the exception's message, and its type in
+ * {@code x-llm-quota-exception}.
  */
 public final class LlmQuotaOkHttpInterceptor implements Interceptor {
+
+	/** The header naming the contract exception behind an answer llm-quota hands on. */
+	public static final String EXCEPTION_HEADER = "x-llm-quota-exception";
 
 	private final LlmQuotaCalls calls;
 
@@ -61,8 +78,44 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 			return governed(chain, request, original.contentType(), route, body, attributes);
 		}
 		catch (LlmQuotaException ex) {
-			throw new LlmQuotaIOException(ex);
+			if (asynchronous(chain)) {
+				return refusal(request, ex);
+			}
+			throw ex;
 		}
+	}
+
+	/**
+	 * Whether OkHttp runs this call for an enqueued caller: it names the dispatcher's
+	 * thread after the call while it runs it.
+	 */
+	private static boolean asynchronous(Chain chain) {
+		return Thread.currentThread().getName().equals("OkHttp " + chain.call().request().url().redact());
+	}
+
+	/**
+	 * llm-quota's own answer, for a caller OkHttp would otherwise hand an IOException.
+	 */
+	static Response refusal(Request request, LlmQuotaException failure) {
+		boolean later = failure instanceof QuotaWaitTimeoutException || failure instanceof RateLimitedException;
+		Response.Builder answer = new Response.Builder().request(request)
+			.protocol(Protocol.HTTP_1_1)
+			.code(later ? 429 : 503)
+			.message(later ? "Too Many Requests" : "Service Unavailable")
+			.header("x-should-retry", "false")
+			.header(EXCEPTION_HEADER, failure.getClass().getSimpleName());
+		Duration retryAfter = failure.getRetryAfter();
+		if (retryAfter != null) {
+			answer.header("retry-after", Long.toString(Math.max(1, (retryAfter.toMillis() + 999) / 1000)));
+		}
+		ObjectNode body = JsonMapper.shared().createObjectNode().put("type", "error");
+		body.putObject("error")
+			.put("type", "llm_quota")
+			.put("code", failure.getClass().getSimpleName())
+			.put("message", failure.getMessage());
+		return answer
+			.body(ResponseBody.create(JsonMapper.shared().writeValueAsBytes(body), MediaType.get("application/json")))
+			.build();
 	}
 
 	private Response governed(Chain chain, Request request, MediaType contentType, Route route, byte[] body,
@@ -97,6 +150,28 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 			}
 
 			@Override
+			public Response readHead(Response response, StreamHead head) throws IOException {
+				ResponseBody body = response.body();
+				if (body == null) {
+					head.end();
+					return response;
+				}
+				// read ahead without consuming: the body still yields every byte
+				BufferedSource ahead = body.source().peek();
+				Buffer chunk = new Buffer();
+				while (!head.decided()) {
+					long count = ahead.read(chunk, 8192);
+					if (count < 0) {
+						head.end();
+					}
+					else {
+						head.feed(ByteBuffer.wrap(chunk.readByteArray()));
+					}
+				}
+				return response;
+			}
+
+			@Override
 			public byte[] readRefusal(Response response) throws IOException {
 				try (ResponseBody refused = response.body()) {
 					return (refused != null) ? LlmQuotaOkHttpInterceptor.readRefusal(refused.source()) : new byte[0];
@@ -116,6 +191,14 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 				return response.newBuilder()
 					.header("x-should-retry", "false")
 					.body(ResponseBody.create(refusal, type))
+					.build();
+			}
+
+			@Override
+			public Response failAfterAnswer(Response response, byte[] refusal, RuntimeException failure) {
+				// the provider answered: its answer, which the SDK will not retry
+				return passOn(response, refusal).newBuilder()
+					.header(EXCEPTION_HEADER, failure.getClass().getSimpleName())
 					.build();
 			}
 

@@ -5,6 +5,7 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.function.Function;
@@ -15,6 +16,7 @@ import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Route;
+import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
 
 import org.springframework.http.HttpHeaders;
@@ -79,6 +81,22 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 			@Override
 			public HeaderLookup headers(ClientHttpResponse response) {
 				return response.getHeaders()::getFirst;
+			}
+
+			@Override
+			public ClientHttpResponse readHead(ClientHttpResponse response, StreamHead head) throws IOException {
+				InputStream in = response.getBody();
+				byte[] chunk = new byte[8192];
+				while (!head.decided()) {
+					int count = in.read(chunk);
+					if (count < 0) {
+						head.end();
+					}
+					else {
+						head.feed(ByteBuffer.wrap(chunk, 0, count));
+					}
+				}
+				return new Headed(response, new SequenceInputStream(new ByteArrayInputStream(head.bytes()), in));
 			}
 
 			@Override
@@ -236,6 +254,45 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 
 			int read() throws IOException;
 
+		}
+
+	}
+
+	/** An answer whose stream's head was read: the head, then the rest of the stream. */
+	private static final class Headed implements ClientHttpResponse {
+
+		private final ClientHttpResponse response;
+
+		private final InputStream body;
+
+		Headed(ClientHttpResponse response, InputStream body) {
+			this.response = response;
+			this.body = body;
+		}
+
+		@Override
+		public HttpStatusCode getStatusCode() throws IOException {
+			return this.response.getStatusCode();
+		}
+
+		@Override
+		public String getStatusText() throws IOException {
+			return this.response.getStatusText();
+		}
+
+		@Override
+		public HttpHeaders getHeaders() {
+			return this.response.getHeaders();
+		}
+
+		@Override
+		public InputStream getBody() {
+			return this.body;
+		}
+
+		@Override
+		public void close() {
+			this.response.close();
 		}
 
 	}

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 import org.reactivestreams.Publisher;
@@ -51,8 +52,8 @@ record CapturedBody(byte[] bytes, HttpHeaders headers) {
 			}
 
 			@Override
-			public java.util.Optional<ServerHttpRequest> serverRequest() {
-				return java.util.Optional.empty();
+			public Optional<ServerHttpRequest> serverRequest() {
+				return Optional.empty();
 			}
 
 			@Override

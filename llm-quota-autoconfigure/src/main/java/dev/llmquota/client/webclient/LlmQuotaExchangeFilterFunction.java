@@ -13,6 +13,8 @@ import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Outcome;
 import dev.llmquota.client.Route;
+import dev.llmquota.client.StreamHead;
+import dev.llmquota.provider.HeaderLookup;
 import io.github.resilience4j.reactor.retry.RetryOperator;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
@@ -119,6 +121,10 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 
 	private Mono<ClientResponse> answered(ClientResponse response, GovernedCall call, int attempt, long deadline) {
 		int status = response.statusCode().value();
+		StreamHead head = this.calls.head(call.plan(), status);
+		if (head != null) {
+			return held(response, call, head, attempt, deadline);
+		}
 		if (status < 400) {
 			return Mono.just(follow(response, call));
 		}
@@ -157,8 +163,41 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			});
 	}
 
+	/**
+	 * A stream that may refuse its call after a 200: held back until its head tells; a
+	 * refusal is then handled like a 429, and the caller never sees this attempt.
+	 */
+	private Mono<ClientResponse> held(ClientResponse response, GovernedCall call, StreamHead head, int attempt,
+			long deadline) {
+		HeaderLookup headers = response.headers().asHttpHeaders()::getFirst;
+		call.onResponse(response.statusCode().value(), headers);
+		return HeldStream.read(response.body(BodyExtractors.toDataBuffers()), head)
+			.doOnError((ex) -> call.onAbort())
+			.doOnCancel(call::onAbort)
+			.flatMap((body) -> {
+				if (head.refusal() == null) {
+					return Mono.just(followed(response.mutate().body((ignored) -> body).build(), call));
+				}
+				Outcome outcome = this.calls.refusedInStream(call, head, headers, attempt, deadline);
+				if (outcome.action() == Outcome.Action.PASS) {
+					return Mono.just(response.mutate().body((ignored) -> body).build());
+				}
+				// the refused stream ends soon after its refusal: drain it, give its
+				// buffers back
+				body.subscribe(DataBufferUtils::release, (ex) -> {
+				});
+				return Mono.error((outcome.action() == Outcome.Action.RETRY) ? new RetryAfter(outcome.delay())
+						: outcome.failure());
+			});
+	}
+
 	private static ClientResponse follow(ClientResponse response, GovernedCall call) {
 		call.onResponse(response.statusCode().value(), response.headers().asHttpHeaders()::getFirst);
+		return followed(response, call);
+	}
+
+	/** The answer, its body read on its way to the caller. */
+	private static ClientResponse followed(ClientResponse response, GovernedCall call) {
 		return response.mutate()
 			.body((body) -> body.doOnNext((buffer) -> peek(buffer, call))
 				.doOnComplete(call::onComplete)

@@ -1,6 +1,7 @@
 package dev.llmquota.autoconfigure;
 
 import dev.llmquota.client.LlmQuotaCalls;
+import dev.llmquota.client.httpcomponents.LlmQuotaRetryStrategy;
 import dev.llmquota.client.restclient.LlmQuotaClientHttpRequestInterceptor;
 import dev.llmquota.client.restclient.LlmQuotaRestClientCustomizer;
 
@@ -9,7 +10,12 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.http.client.HttpComponentsClientHttpRequestFactoryBuilder;
+import org.springframework.boot.http.client.autoconfigure.ClientHttpRequestFactoryBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.web.client.RestClient;
 
 /**
@@ -39,6 +45,27 @@ public final class LlmQuotaRestClientAutoConfiguration {
 		return new UngovernedBuilders<>(beans, RestClient.Builder.class, LlmQuotaRestClientCustomizer::governs,
 				"llmQuotaRestClientCustomizer.customize(builder) (inject LlmQuotaRestClientCustomizer), or build your"
 						+ " client from the RestClient.Builder Spring Boot provides.");
+	}
+
+	/**
+	 * Apache HttpClient 5, the request factory Spring Boot prefers when it is on the
+	 * class path, retries a 429 or a 503 itself, under the interceptor: governed calls
+	 * are left to llm-quota's retry, so the provider sees each of its attempts once.
+	 * Ordered first, so that a retry strategy the application sets itself still wins.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "org.apache.hc.client5.http.impl.classic.HttpClientBuilder",
+			"org.springframework.boot.http.client.autoconfigure.ClientHttpRequestFactoryBuilderCustomizer" })
+	static class HttpComponentsConfiguration {
+
+		@Bean
+		@Order(Ordered.HIGHEST_PRECEDENCE)
+		ClientHttpRequestFactoryBuilderCustomizer<HttpComponentsClientHttpRequestFactoryBuilder> llmQuotaHttpComponentsRetry(
+				LlmQuotaCalls calls) {
+			return (builder) -> builder
+				.withHttpClientCustomizer((client) -> client.setRetryStrategy(new LlmQuotaRetryStrategy(calls)));
+		}
+
 	}
 
 }

@@ -8,12 +8,16 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import dev.llmquota.QuotaExhaustedException;
+import dev.llmquota.RateLimitedException;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Dimension;
+import dev.llmquota.test.simulator.Fault;
+import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.RequestRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.http.MediaType;
 import org.springframework.web.client.RestClient;
@@ -74,6 +78,36 @@ class RestClientGovernanceTests {
 						RequestRecord.Outcome.COMPLETED);
 			assertThat(Duration.between(log.get(1).arrival(), log.get(2).arrival()))
 				.isGreaterThanOrEqualTo(provider.pool().stats().lastRateLimit().delay());
+		}
+	}
+
+	/**
+	 * Whichever request factory Spring Boot picks, the provider sees each of llm-quota's
+	 * attempts once: Apache HttpClient's own retry of a 429 is off for governed calls,
+	 * and only for them.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "http-components", "jdk", "jetty", "reactor", "simple" })
+	void aProviderRefusingEveryCallSeesExactlyLlmQuotasAttemptsOnEveryRequestFactory(String factory) {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI,
+				(sim) -> sim.faultRate(Fault.RATE_LIMITED, 1.0), "llm.quota.retry.max-attempts=3",
+				"spring.http.clients.imperative.factory=" + factory);
+				ProviderSimulator ungoverned = ProviderSimulator.builder().faultRate(Fault.RATE_LIMITED, 1.0).start()) {
+			provider.simulator.faults().rateLimitWait(Duration.ofMillis(20));
+			ungoverned.faults().rateLimitWait(Duration.ofMillis(20));
+			assertThatException().isThrownBy(() -> send(provider, 10, false, "One."))
+				.isInstanceOf(RateLimitedException.class);
+			assertThat(provider.simulator.requestLog().records()).as("requests of one governed call").hasSize(3);
+			// a call llm-quota does not govern keeps the client's own behaviour
+			RestClient client = provider.app.restClient();
+			assertThatException().isThrownBy(() -> client.post()
+				.uri(ungoverned.baseUrl() + DialectCase.OPENAI.path(SimulatedProvider.MODEL, false))
+				.contentType(MediaType.APPLICATION_JSON)
+				.body(DialectCase.OPENAI.body(SimulatedProvider.MODEL, 10, false, "Two."))
+				.retrieve()
+				.body(String.class));
+			assertThat(ungoverned.requestLog().records()).as("requests of one ungoverned call")
+				.hasSize(factory.equals("http-components") ? 2 : 1);
 		}
 	}
 

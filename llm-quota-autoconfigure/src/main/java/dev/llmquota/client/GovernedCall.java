@@ -145,7 +145,10 @@ public final class GovernedCall {
 	}
 
 	/**
-	 * The body ended early: an error, a dropped connection, or the caller cancelled.
+	 * The body ended early: an error, a dropped connection, or the caller cancelled. The
+	 * provider may have generated more than went by before it noticed, and a count seen
+	 * so far (Gemini sends one in every chunk) is not the final one: the reservation
+	 * stands, never refunded on what was not seen.
 	 */
 	public void onAbort() {
 		if (!this.ended.compareAndSet(false, true)) {
@@ -153,15 +156,7 @@ public final class GovernedCall {
 		}
 		try {
 			this.reader.finish();
-			UsageAccumulator usage = this.reader.usage();
-			refusedMidStream(usage);
-			Usage reported = usage.usage(this.plan.demand().inputTokens(), this.plan.generates());
-			if (reported != null) {
-				this.permit.reconcile(reported);
-			}
-			else if (successful() && this.plan.streaming() && textStream()) {
-				this.permit.reconcile(streamedSoFar(usage));
-			}
+			refusedMidStream(this.reader.usage());
 		}
 		finally {
 			this.permit.release();
@@ -247,10 +242,15 @@ public final class GovernedCall {
 		return this.reader.framing() != Framing.EVENT_STREAM;
 	}
 
-	/** A stream that ended without usage: its input, and what was streamed so far. */
+	/**
+	 * A stream that ended without usage: its input, and what was streamed so far, which
+	 * no estimate puts beyond the call's output ceiling.
+	 */
 	private Usage streamedSoFar(UsageAccumulator usage) {
 		long input = (usage.reportedInput() != null) ? usage.reportedInput() : this.plan.demand().inputTokens();
-		return new Usage(input, 0, this.plan.estimator().outputTokens(usage.outputChars()));
+		long output = this.plan.estimator().outputTokens(usage.outputChars());
+		long ceiling = this.plan.demand().outputCeiling();
+		return new Usage(input, 0, (ceiling > 0) ? Math.min(output, ceiling) : output);
 	}
 
 }

@@ -172,6 +172,31 @@ final class AdmissionQueue {
 		}
 	}
 
+	/**
+	 * A call ended with nothing reported (no answer, a cancel before any usage, an answer
+	 * in no format llm-quota reads): it keeps what it reserved, and where the pool
+	 * charges output only as reported, its output ceiling is charged now, since the
+	 * provider may have generated all of it. Not usage: the output statistics do not see
+	 * it.
+	 * @param permit the call's permit
+	 */
+	void unreported(QuotaPermit permit) {
+		Accounting accounting = permit.pool().spec().accounting();
+		if (accounting.reserveMaxTokens() || permit.demand().outputCeiling() <= 0) {
+			return;
+		}
+		long ceiling = accounting.burnedOutput(permit.demand().outputCeiling());
+		List<Charge> charges = new ArrayList<>();
+		for (Charge charge : permit.charges()) {
+			if (charge.bucket().dimension().countsOutput()) {
+				charges.add(new Charge(charge.bucket(), ceiling));
+			}
+		}
+		if (!charges.isEmpty()) {
+			this.store.adjust(charges, this.clock.nanoTime(), this.clock.instant());
+		}
+	}
+
 	void reconcile(QuotaPermit permit, Usage usage) {
 		Accounting accounting = permit.pool().spec().accounting();
 		Demand demand = permit.demand();

@@ -162,7 +162,8 @@ public final class QuotaPermit {
 	 * Ends a call that completed: corrects the books from its usage if known, records its
 	 * latency, and releases its slots.
 	 * @param usage what the call used, or {@code null} when the provider reported nothing
-	 * (the reservation then stands: never under-charged)
+	 * (the reservation then stands, and output charged only as reported is charged its
+	 * ceiling: never under-charged)
 	 */
 	public void complete(Usage usage) {
 		if (this.queue == null) {
@@ -179,7 +180,8 @@ public final class QuotaPermit {
 
 	/**
 	 * Ends a call that failed or was cancelled: releases its slots and keeps its
-	 * reservation charged. Only the first release has an effect.
+	 * reservation charged; where output is charged only as reported and none was, its
+	 * output ceiling is charged. Only the first release has an effect.
 	 */
 	public void release() {
 		release(false);
@@ -197,6 +199,10 @@ public final class QuotaPermit {
 			return;
 		}
 		if (this.released.compareAndSet(false, true)) {
+			if (this.reconciled.compareAndSet(false, true)) {
+				// never reconciled nor refused: nothing was reported
+				this.queue.unreported(this);
+			}
 			Disposable timer = this.leaseTimer;
 			if (timer != null) {
 				timer.dispose();

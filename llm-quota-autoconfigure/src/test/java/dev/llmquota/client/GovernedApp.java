@@ -52,12 +52,27 @@ public class GovernedApp implements AutoCloseable {
 		return start(WebApplicationType.REACTIVE, all.toArray(String[]::new));
 	}
 
+	/**
+	 * Starts the application with beans of a configuration of the test's own, which win
+	 * over the auto-configured ones they replace.
+	 * @param configuration the configuration class
+	 * @param properties {@code name=value} pairs
+	 * @return the running application
+	 */
+	public static GovernedApp startWith(Class<?> configuration, String... properties) {
+		return start(WebApplicationType.NONE, new Class<?>[] { GovernedApp.class, configuration }, properties);
+	}
+
 	private static GovernedApp start(WebApplicationType type, String... properties) {
+		return start(type, new Class<?>[] { GovernedApp.class }, properties);
+	}
+
+	private static GovernedApp start(WebApplicationType type, Class<?>[] sources, String... properties) {
 		List<String> all = new ArrayList<>(List.of(properties));
 		all.add("spring.main.banner-mode=off");
 		// Closing the context would otherwise wait out Reactor Netty's quiet period.
 		all.add("spring.reactor.netty.shutdown-quiet-period=0s");
-		SpringApplication application = new SpringApplicationBuilder(GovernedApp.class).web(type)
+		SpringApplication application = new SpringApplicationBuilder(sources).web(type)
 			.properties(all.toArray(String[]::new))
 			.build();
 		return new GovernedApp(application.run());

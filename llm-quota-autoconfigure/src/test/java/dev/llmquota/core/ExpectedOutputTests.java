@@ -46,6 +46,31 @@ class ExpectedOutputTests {
 			.isEqualTo(266 - 600);
 	}
 
+	/**
+	 * A call that ends with nothing reported (a read timeout, a cancel before any usage,
+	 * an answer in an unknown format) may have been generated in full: where output is
+	 * charged only as reported, its ceiling is charged, so the books never drift below
+	 * the provider's. A call that reported its usage is charged that, never the ceiling.
+	 */
+	@Test
+	void aCallEndingWithNothingReportedIsChargedItsOutputCeiling() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.headroom(1.0)
+			.burstWindow(Duration.ofSeconds(60))
+			.accounting(METERED_AS_GENERATED)
+			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 60_000, INPUT_TOKENS_PER_MINUTE, 60_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "claude");
+		acquire(engine, pool, new Demand(100, 700)).permit().release();
+		acquire(engine, pool, new Demand(100, 300)).permit().complete(null);
+		acquire(engine, pool, new Demand(100, 900)).permit().complete(new Usage(100, 0, 50));
+		assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, OUTPUT_TOKENS_PER_MINUTE).remaining())
+			.isEqualTo(60_000 - 700 - 300 - 50);
+		assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, INPUT_TOKENS_PER_MINUTE).remaining())
+			.isEqualTo(60_000 - 300);
+	}
+
 	@Test
 	void theOutputInFlightBoundHoldsCallsBackByTheirExpectedOutput() {
 		// 6,000 output tokens a minute at 10 s a call: 1,000 output tokens may be in

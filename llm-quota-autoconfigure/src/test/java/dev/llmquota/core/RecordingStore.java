@@ -10,7 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * A store that records every unit it takes or gives per bucket, around a real store, so
  * tests can check what was charged over any window.
  */
-final class RecordingStore implements QuotaStore {
+public final class RecordingStore implements QuotaStore {
 
 	/**
 	 * One change to a bucket.
@@ -19,7 +19,7 @@ final class RecordingStore implements QuotaStore {
 	 * @param units units taken (negative: given back)
 	 * @param admission whether an admission took them, and so checked the level first
 	 */
-	record Entry(long time, long units, boolean admission) {
+	public record Entry(long time, long units, boolean admission) {
 
 	}
 
@@ -27,11 +27,15 @@ final class RecordingStore implements QuotaStore {
 
 	private final Map<BucketSpec, List<Entry>> entries = new ConcurrentHashMap<>();
 
-	RecordingStore(QuotaStore delegate) {
+	public RecordingStore(QuotaStore delegate) {
 		this.delegate = delegate;
 	}
 
-	Map<BucketSpec, List<Entry>> entries() {
+	/**
+	 * Returns every change, per bucket.
+	 * @return the changes
+	 */
+	public Map<BucketSpec, List<Entry>> entries() {
 		return this.entries;
 	}
 
@@ -71,6 +75,15 @@ final class RecordingStore implements QuotaStore {
 	@Override
 	public BucketState state(BucketSpec bucket, long now, Instant wallNow) {
 		return this.delegate.state(bucket, now, wallNow);
+	}
+
+	/**
+	 * Returns the units a bucket holds taken, net of what was given back.
+	 * @param bucket the bucket
+	 * @return the net units
+	 */
+	public synchronized long net(BucketSpec bucket) {
+		return this.entries.getOrDefault(bucket, List.of()).stream().mapToLong(Entry::units).sum();
 	}
 
 	private void log(BucketSpec bucket, Entry entry) {

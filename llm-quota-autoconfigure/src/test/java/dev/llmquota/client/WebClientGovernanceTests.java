@@ -51,13 +51,13 @@ class WebClientGovernanceTests {
 	@EnumSource(DialectCase.class)
 	void fiftyCallersOfferingThreeTimesTheQuotaMeetNoRefusal(DialectCase dialect) {
 		try (SimulatedProvider provider = SimulatedProvider.start(dialect,
-				(sim) -> sim.window(Duration.ofSeconds(10))
-					.model(SimulatedProvider.MODEL, (limits) -> limits.requestsPerMinute(120).tokensPerMinute(12_000))
+				(sim) -> sim.window(Duration.ofSeconds(5))
+					.model(SimulatedProvider.MODEL, (limits) -> limits.requestsPerMinute(240).tokensPerMinute(24_000))
 					.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(50)).fixedOutputTokens(20)),
-				"reserve-max-tokens=true", "models.test-model.requests-per-minute=120",
-				"models.test-model.tokens-per-minute=12000", "llm.quota.max-wait=3s")) {
-			// About six calls fit in three seconds; eighteen are offered, fifty at a
-			// time.
+				"reserve-max-tokens=true", "models.test-model.requests-per-minute=240",
+				"models.test-model.tokens-per-minute=24000", "llm.quota.max-wait=1500ms")) {
+			// About six calls fit in a second and a half; eighteen are offered, fifty at
+			// a time.
 			AtomicInteger completed = new AtomicInteger();
 			ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
 			Flux.range(0, 18)

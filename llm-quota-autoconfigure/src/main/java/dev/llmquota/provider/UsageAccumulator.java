@@ -1,6 +1,7 @@
 package dev.llmquota.provider;
 
 import dev.llmquota.core.Usage;
+import tools.jackson.databind.JsonNode;
 
 /**
  * What a response said about usage so far: counts as the provider reported them (each may
@@ -18,7 +19,7 @@ public final class UsageAccumulator {
 	private long outputChars;
 
 	/** An event that ended the stream as a refusal, or {@code null}. */
-	private tools.jackson.databind.JsonNode refusal;
+	private JsonNode refusal;
 
 	/** Sets the input tokens, cached ones included, when reported. */
 	void input(Long total, Long cached) {
@@ -39,7 +40,7 @@ public final class UsageAccumulator {
 		}
 	}
 
-	void refusal(tools.jackson.databind.JsonNode event) {
+	void refusal(JsonNode event) {
 		this.refusal = event;
 	}
 
@@ -48,7 +49,7 @@ public final class UsageAccumulator {
 	 * {@code response.failed}), for the dialect to classify.
 	 * @return the event, or {@code null}
 	 */
-	public tools.jackson.databind.JsonNode refusal() {
+	public JsonNode refusal() {
 		return this.refusal;
 	}
 

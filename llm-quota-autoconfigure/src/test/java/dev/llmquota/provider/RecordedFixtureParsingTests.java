@@ -1,7 +1,9 @@
 package dev.llmquota.provider;
 
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -105,6 +107,43 @@ class RecordedFixtureParsingTests {
 		assertThat(usage(fixture, DialectId.GEMINI, false)).isEqualTo(new Usage(2312, 1536, 187 + 312));
 	}
 
+	@Test
+	void openAiEmbeddingsAreChargedTheirPromptTokensAndNoOutput() {
+		RecordedFixture fixture = RecordedFixture.load("openai-embeddings-usage.json");
+		assertThat(reader(fixture, DialectId.OPENAI, false).usage().usage(-1, false)).isEqualTo(new Usage(8, 0, 0));
+		assertThat(Dialect.of(DialectId.OPENAI).generates(URI.create(fixture.request().orElseThrow().url()), null))
+			.isFalse();
+	}
+
+	@Test
+	void geminiEmbeddingsReportNoCountSoTheEstimateStands() {
+		RecordedFixture fixture = RecordedFixture.load("gemini-embed-content.json");
+		assertThat(reader(fixture, DialectId.GEMINI, false).usage().usage(-1, false)).isNull();
+		assertThat(Dialect.of(DialectId.GEMINI).generates(URI.create(fixture.request().orElseThrow().url()), null))
+			.isFalse();
+	}
+
+	@Test
+	void openAiResponsesStreamUsageFromResponseCompleted() {
+		RecordedFixture fixture = RecordedFixture.load("openai-responses-stream-usage.json");
+		ResponseReader reader = reader(fixture, DialectId.OPENAI, true);
+		assertThat(reader.usage().usage(-1)).isEqualTo(new Usage(37, 0, 11));
+		assertThat(reader.usage().refusal()).isNull();
+	}
+
+	@Test
+	void openAiResponsesStreamFailedWithARateLimitIsARefusalToWaitOut() {
+		RecordedFixture fixture = RecordedFixture.load("openai-responses-stream-failed.json");
+		ResponseReader reader = reader(fixture, DialectId.OPENAI, true);
+		assertThat(reader.usage().hasUsage()).isFalse();
+		assertThat(reader.usage().refusal()).isNotNull();
+		Answer answer = Dialect.of(DialectId.OPENAI)
+			.refusal(reader.usage().refusal(), Instant.parse("2025-03-01T19:04:29Z"));
+		assertThat(answer.kind()).isEqualTo(Answer.Kind.RATE_LIMITED);
+		assertThat(answer.dimension()).isEqualTo(TOKENS_PER_MINUTE);
+		assertThat(answer.delay()).isEqualTo(Duration.ofMillis(84));
+	}
+
 	@ParameterizedTest(name = "{0}")
 	@MethodSource("refusals")
 	void refusalsAndProvidersWithoutHeadersReportNoUsage(String name) {
@@ -126,8 +165,10 @@ class RecordedFixtureParsingTests {
 		assertThat(RecordedFixture.names()).containsExactlyInAnyOrder("anthropic-200-with-headers.json",
 				"anthropic-429-input-tokens.json", "anthropic-529-overloaded.json", "anthropic-stream-usage.json",
 				"azure-429-retry-after.json", "bedrock-429-throttling.json", "bedrock-quota-exceeded.json",
-				"gemini-200-usage.json", "gemini-429-resource-exhausted.json", "openai-200-with-headers.json",
-				"openai-429-insufficient-quota.json", "openai-429-tpm.json", "openai-stream-usage.json");
+				"gemini-200-usage.json", "gemini-429-resource-exhausted.json", "gemini-embed-content.json",
+				"openai-200-with-headers.json", "openai-429-insufficient-quota.json", "openai-429-tpm.json",
+				"openai-embeddings-usage.json", "openai-responses-stream-failed.json",
+				"openai-responses-stream-usage.json", "openai-stream-usage.json");
 	}
 
 	@Test
@@ -208,6 +249,10 @@ class RecordedFixtureParsingTests {
 	}
 
 	private static Usage usage(RecordedFixture fixture, DialectId dialect, boolean stream) {
+		return reader(fixture, dialect, stream).usage().usage(-1);
+	}
+
+	private static ResponseReader reader(RecordedFixture fixture, DialectId dialect, boolean stream) {
 		Dialect reader = Dialect.of(dialect);
 		ResponseReader response = new ResponseReader(reader, reader.framing(stream));
 		byte[] body = fixture.body().getBytes(StandardCharsets.UTF_8);
@@ -216,7 +261,7 @@ class RecordedFixtureParsingTests {
 		response.feed(ByteBuffer.wrap(body, 0, half));
 		response.feed(ByteBuffer.wrap(body, half, body.length - half));
 		response.finish();
-		return response.usage().usage(-1);
+		return response;
 	}
 
 	private static DialectId dialectOf(RecordedFixture fixture) {

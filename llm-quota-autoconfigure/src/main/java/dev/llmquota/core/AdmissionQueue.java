@@ -153,6 +153,11 @@ final class AdmissionQueue {
 			}
 			releaseGates(permit.gateUses(), permit.weights());
 			permit.pool().stats().released(permit.demand());
+			if (permit.booking().lease() != null) {
+				// before the queue runs: a call waiting for the shared slot finds it free
+				this.store.release(permit.booking().lease());
+			}
+			roomCameBack();
 			if (completed) {
 				long latency = this.clock.nanoTime() - permit.admittedAt();
 				Pool pool = permit.pool();
@@ -167,9 +172,6 @@ final class AdmissionQueue {
 			this.lock.unlock();
 		}
 		emit(after);
-		if (permit.booking().lease() != null) {
-			this.store.release(permit.booking().lease());
-		}
 	}
 
 	/**
@@ -193,7 +195,7 @@ final class AdmissionQueue {
 			}
 		}
 		if (!charges.isEmpty()) {
-			this.store.adjust(charges, this.clock.nanoTime(), this.clock.instant());
+			this.store.correct(permit.booking(), charges, this.clock.nanoTime(), this.clock.instant());
 		}
 	}
 
@@ -232,7 +234,7 @@ final class AdmissionQueue {
 			}
 		}
 		if (!corrections.isEmpty()) {
-			this.store.adjust(corrections, now, wallNow);
+			this.store.correct(permit.booking(), corrections, now, wallNow);
 		}
 		if (refunded) {
 			wake();
@@ -287,7 +289,7 @@ final class AdmissionQueue {
 			}
 		}
 		if (!refunds.isEmpty()) {
-			this.store.adjust(refunds, now, wallNow);
+			this.store.correct(permit.booking(), refunds, now, wallNow);
 		}
 		wake();
 	}
@@ -297,6 +299,7 @@ final class AdmissionQueue {
 		List<Runnable> after = new ArrayList<>();
 		this.lock.lock();
 		try {
+			roomCameBack();
 			run(after);
 		}
 		finally {
@@ -335,10 +338,16 @@ final class AdmissionQueue {
 		permits.forEach(QuotaPermit::release);
 	}
 
+	/** Whether a run of the queue was asked of the store thread and has not begun. */
+	boolean drainPending() {
+		return this.drainRequested.get();
+	}
+
 	int waiting() {
 		this.lock.lock();
 		try {
-			return this.interactive.size() + this.batch.size();
+			// a call booked ahead in a shared store waits for its start: not admitted yet
+			return this.interactive.size() + this.batch.size() + this.scheduled.size();
 		}
 		finally {
 			this.lock.unlock();
@@ -422,6 +431,25 @@ final class AdmissionQueue {
 	}
 
 	/**
+	 * Room came back here (a refund, a release): calls a shared store refused are asked
+	 * again at once rather than at the time it gave, which assumed nothing would come
+	 * back. A local store's waiters are tried on every run anyway.
+	 */
+	private void roomCameBack() {
+		if (this.storeThread == null) {
+			return;
+		}
+		long now = this.clock.nanoTime();
+		for (ArrayDeque<Waiter> queue : List.of(this.interactive, this.batch)) {
+			for (Waiter waiter : queue) {
+				if (waiter.refused && waiter.readyAt > now) {
+					waiter.readyAt = now;
+				}
+			}
+		}
+	}
+
+	/**
 	 * Runs the queue: here under the lock, or, with a shared store, on the store thread.
 	 */
 	private void run(List<Runnable> after) {
@@ -465,9 +493,17 @@ final class AdmissionQueue {
 			if (next == null) {
 				return;
 			}
+			if (next.checkingDay) {
+				checkDay(next, now, wallNow);
+				continue;
+			}
 			Booking booking;
 			try {
-				booking = this.store.book(next.claim(), now, wallNow, next.deadline);
+				// A batch call is booked only to start now: booked ahead, it would keep
+				// its
+				// place against interactive calls that come after it.
+				long latest = (next.priority == Priority.BATCH) ? now : next.deadline;
+				booking = this.store.book(next.claim(), now, wallNow, latest);
 			}
 			catch (RuntimeException ex) {
 				booking = new Booking.Unavailable(String.valueOf(ex.getMessage()));
@@ -501,21 +537,25 @@ final class AdmissionQueue {
 	private Waiter nextToBook(long now, Instant wallNow, List<Runnable> after) {
 		long nextWake = Long.MAX_VALUE;
 		int tried = 0;
+		// the first call that waits on: no later call may take gate room it needs
+		Waiter head = null;
 		for (ArrayDeque<Waiter> queue : List.of(this.interactive, this.batch)) {
 			for (Iterator<Waiter> it = queue.iterator(); it.hasNext();) {
 				Waiter waiter = it.next();
 				if (waiter.state != Waiter.State.WAITING) {
 					continue;
 				}
-				if (waiter.deadline <= now) {
+				// a call is asked about once, even with no time to wait at all
+				if (waiter.deadline <= now && waiter.asked) {
 					it.remove();
 					timeOut(waiter, now, after);
 					continue;
 				}
-				nextWake = Math.min(nextWake, waiter.deadline);
+				nextWake = Math.min(nextWake, Math.max(waiter.deadline, now));
 				if (tried++ >= BACKFILL_WINDOW) {
 					continue;
 				}
+				waiter.asked = true;
 				waiter.refreshCharges();
 				if (!this.store.status().reachable() && exhausted(waiter, now, wallNow, after)) {
 					// the shared store would say so; its local fallback does not know
@@ -524,24 +564,78 @@ final class AdmissionQueue {
 				}
 				if (penalized(waiter, now)) {
 					nextWake = Math.min(nextWake, waiter.readyAt);
+					head = (head != null) ? head : waiter;
 					continue;
 				}
 				if (waiter.readyAt > now) {
 					nextWake = Math.min(nextWake, waiter.readyAt);
+					head = (head != null) ? head : waiter;
 					continue;
 				}
 				Waiter.GateUse blocking = waiter.blockingGate();
 				if (blocking != null) {
 					// a release runs the queue again
 					waiter.blockedBy(blocking.gate().dimension(), waiter.scopeOf(blocking.gate()), true);
+					head = (head != null) ? head : waiter;
+					if (!waiter.dayChecked && waiter.charges.stream().anyMatch((c) -> c.bucket().daily())) {
+						// a spent day fails the call now, not once the bound opens
+						waiter.state = Waiter.State.BOOKING;
+						waiter.checkingDay = true;
+						return waiter;
+					}
+					continue;
+				}
+				if (head != null && takesGateRoomOf(head, waiter)) {
+					waiter.blockedLike(head);
 					continue;
 				}
 				waiter.state = Waiter.State.BOOKING;
+				waiter.refused = false;
 				return waiter;
 			}
 		}
 		schedule(nextWake, now);
 		return null;
+	}
+
+	/**
+	 * Looks at the daily limits of a call an in-flight bound holds, on the store thread
+	 * and outside the lock, and fails it if one is spent beyond its deadline.
+	 */
+	private void checkDay(Waiter waiter, long now, Instant wallNow) {
+		long wait = 0;
+		Charge spent = null;
+		for (Charge charge : waiter.charges) {
+			if (charge.bucket().daily()) {
+				long until;
+				try {
+					until = this.store.nanosUntilAvailable(List.of(charge), now, wallNow);
+				}
+				catch (RuntimeException ex) {
+					until = 0;
+				}
+				if (until > wait) {
+					wait = until;
+					spent = charge;
+				}
+			}
+		}
+		List<Runnable> after = new ArrayList<>();
+		this.lock.lock();
+		try {
+			waiter.checkingDay = false;
+			waiter.dayChecked = true;
+			if (waiter.state == Waiter.State.BOOKING) {
+				waiter.state = Waiter.State.WAITING;
+				if (spent != null && wait > waiter.deadline - now) {
+					fail(waiter, budgetException(waiter, spent.bucket(), wallNow.plus(Duration.ofNanos(wait))), after);
+				}
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		emit(after);
 	}
 
 	/**
@@ -580,20 +674,28 @@ final class AdmissionQueue {
 				fail(waiter, budgetException(waiter, bucket, wallNow.plus(Duration.ofNanos(refused.waitNanos()))),
 						after);
 			}
-			else if (bucket.slots()) {
-				// slots free up when other processes release them, unseen here: look
-				// again
-				// soon
-				waiter.readyAt = now + Math.min(refused.waitNanos(), slotPollNanos(waiter));
-			}
 			else {
-				waiter.readyAt = Arith.saturatedAdd(now, refused.waitNanos());
+				// Refused: no start in time, as the books stand. Refunds and releases
+				// here ask again at once; those of other processes, unseen here, are
+				// found by looking again soon. A batch call, asked only for now, comes
+				// back when its buckets allow it.
+				waiter.refused = true;
+				waiter.availableAt = Arith.saturatedAdd(now, refused.waitNanos());
+				boolean exact = !bucket.slots() && waiter.availableAt <= waiter.deadline;
+				waiter.readyAt = exact ? waiter.availableAt : now + Math.min(refused.waitNanos(), pollNanos(waiter));
 			}
 		}
 		else if (booking instanceof Booking.Held held) {
 			Hold hold = held.hold().equals(waiter.pool.holdKey()) ? waiter.pool.hold() : this.account.hold();
 			hold.penalize(held.dimension(), Arith.saturatedAdd(now, held.waitNanos()));
 			penalized(waiter, now);
+		}
+		else if (booking instanceof Booking.Exhausted exhausted && exhausted.until() != null
+				&& !exhausted.until().isAfter(wallNow)) {
+			// its reset has passed by this process's clock (Redis drops the hold by its
+			// own, which may lag): end it and ask again
+			this.store.clearExhaustion(exhausted.hold());
+			waiter.readyAt = now;
 		}
 		else if (booking instanceof Booking.Exhausted exhausted) {
 			boolean pool = exhausted.hold().equals(waiter.pool.holdKey());
@@ -666,10 +768,10 @@ final class AdmissionQueue {
 	}
 
 	/**
-	 * How soon a call refused a shared in-flight slot looks again: an eighth of the
-	 * pool's call latency, between 10 ms and 500 ms.
+	 * How soon a call a shared store refused looks again: an eighth of the pool's call
+	 * latency, between 10 ms and 500 ms.
 	 */
-	private static long slotPollNanos(Waiter waiter) {
+	private static long pollNanos(Waiter waiter) {
 		return Math.max(10_000_000L, Math.min(500_000_000L, waiter.pool.latencyNanos() / 8));
 	}
 
@@ -928,7 +1030,8 @@ final class AdmissionQueue {
 		Dimension dimension = (waiter.blockedOn != null) ? waiter.blockedOn : Dimension.REQUESTS_PER_MINUTE;
 		// when its buckets (or a penalty) would admit it, as last computed; unknown while
 		// an in-flight bound or the head of the queue held it
-		Duration retryAfter = (waiter.readyAt > now) ? Duration.ofNanos(waiter.readyAt - now) : null;
+		long availableAt = Math.max(waiter.readyAt, waiter.availableAt);
+		Duration retryAfter = (availableAt > now) ? Duration.ofNanos(availableAt - now) : null;
 		return new QuotaWaitTimeoutException(waiter.pool.provider(), waiter.pool.region(), waiter.pool.model(),
 				dimension.id(), waiter.blocker(), Duration.ofNanos(now - waiter.enqueuedAt), retryAfter);
 	}

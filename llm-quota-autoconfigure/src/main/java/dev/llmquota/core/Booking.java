@@ -24,8 +24,11 @@ public sealed interface Booking
 	 * {@code null} when it holds none
 	 * @param probe whether the call was let through an exhausted quota to see whether it
 	 * is back
+	 * @param fallback whether a shared store charged it to its local fallback books while
+	 * it could not reach the shared ones: its corrections go there too
 	 */
-	record Booked(long start, Instant bookedAt, List<Charge> charges, Lease lease, boolean probe) implements Booking {
+	record Booked(long start, Instant bookedAt, List<Charge> charges, Lease lease, boolean probe,
+			boolean fallback) implements Booking {
 
 		/**
 		 * A booking without shared slots.
@@ -34,7 +37,19 @@ public sealed interface Booking
 		 * @param charges what was taken
 		 */
 		public Booked(long start, Instant bookedAt, List<Charge> charges) {
-			this(start, bookedAt, charges, null, false);
+			this(start, bookedAt, charges, null, false, false);
+		}
+
+		/**
+		 * A booking in the books the store keeps.
+		 * @param start when the call may start
+		 * @param bookedAt the wall time it was booked at
+		 * @param charges what was taken
+		 * @param lease the lease of its shared slots, or {@code null}
+		 * @param probe whether it probes an exhausted quota
+		 */
+		public Booked(long start, Instant bookedAt, List<Charge> charges, Lease lease, boolean probe) {
+			this(start, bookedAt, charges, lease, probe, false);
 		}
 
 		/**

@@ -9,9 +9,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
@@ -538,6 +541,37 @@ public final class QuotaEngine implements AutoCloseable {
 	 */
 	public boolean isClosed() {
 		return this.closed;
+	}
+
+	/**
+	 * Waits until the store thread of a shared store has run every booking asked for so
+	 * far, and those they asked for in turn: for tests that move a manual clock and then
+	 * look, on either store, at what was admitted. A local store books on the caller's
+	 * thread, so there is nothing to wait for.
+	 */
+	void awaitQuiet() {
+		if (this.storeThread == null) {
+			return;
+		}
+		for (int round = 0; round < 1_000; round++) {
+			try {
+				this.storeThread.submit(() -> {
+				}).get(10, TimeUnit.SECONDS);
+			}
+			catch (RejectedExecutionException ex) {
+				return;
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+			catch (ExecutionException | TimeoutException ex) {
+				throw new IllegalStateException("The store thread did not answer", ex);
+			}
+			if (this.providers.values().stream().noneMatch((entry) -> entry.account.queue().drainPending())) {
+				return;
+			}
+		}
 	}
 
 	/**

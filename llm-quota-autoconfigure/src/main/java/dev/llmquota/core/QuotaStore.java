@@ -159,6 +159,19 @@ public interface QuotaStore extends AutoCloseable {
 	}
 
 	/**
+	 * Corrects what a booking charged (usage, a refusal, a call that never started): as
+	 * {@link #adjust(List, long, Instant)}, on the books that charged the booking, where
+	 * a store keeps more than one.
+	 * @param booking the booking corrected
+	 * @param corrections the units per bucket, positive to charge, negative to refund
+	 * @param now the current monotonic time
+	 * @param wallNow the current wall time
+	 */
+	default void correct(Booking.Booked booking, List<Charge> corrections, long now, Instant wallNow) {
+		adjust(corrections, now, wallNow);
+	}
+
+	/**
 	 * Lowers a rate bucket's level to at most {@code maxLevel}; never raises it.
 	 * @param bucket the bucket
 	 * @param maxLevel the highest level allowed

@@ -82,6 +82,30 @@ final class Waiter {
 	/** When the call's buckets allow it, as last computed. */
 	long readyAt;
 
+	/**
+	 * Whether a shared store refused the call's booking on its buckets or slots: a refund
+	 * or a release here makes it worth asking again before {@code readyAt}.
+	 */
+	boolean refused;
+
+	/**
+	 * When the call's buckets would admit it as a shared store last answered, for the
+	 * {@code Retry-After} of a timeout: {@code readyAt} may be sooner, to look again.
+	 */
+	long availableAt;
+
+	/** Whether a shared store was asked about the call at least once. */
+	boolean asked;
+
+	/**
+	 * Whether the store thread is to look at the call's daily limits, not book it: an
+	 * in-flight bound holds it, and a spent day must fail it fast all the same.
+	 */
+	boolean checkingDay;
+
+	/** Whether the call's daily limits were looked at while a bound held it. */
+	boolean dayChecked;
+
 	/** A booking ahead in a shared store, while {@code SCHEDULED}. */
 	Booking.Booked booked;
 

@@ -7,15 +7,19 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
@@ -121,6 +125,19 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private final LocalQuotaStore fallback = new LocalQuotaStore();
 
+	private final AtomicReference<Instant> latestWall = new AtomicReference<>(Instant.MIN);
+
+	/** How many corrections of Redis bookings wait for Redis to answer again, at most. */
+	private static final int MAX_PENDING = 100_000;
+
+	/** Corrections of Redis bookings made while it did not answer, in order. */
+	private final Queue<Pending> pending = new ConcurrentLinkedQueue<>();
+
+	private final AtomicBoolean pendingDropped = new AtomicBoolean();
+
+	/** Writes sent and not yet answered. */
+	private final Set<CompletableFuture<List<Object>>> writes = ConcurrentHashMap.newKeySet();
+
 	/** Limits changed at run time that this replica follows, by key. */
 	private final Map<String, LimitWatch> limitWatches = new ConcurrentHashMap<>();
 
@@ -178,7 +195,9 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
+		wallNow = wall(wallNow);
 		if (this.downSince == null) {
+			awaitWrites();
 			String lease = this.replica + ":" + this.leaseIds.incrementAndGet();
 			try {
 				Booking booking = QuotaScript.booking(call(QuotaScript.book(claim, time(now), now, latestStart, lease,
@@ -204,7 +223,9 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
+		wallNow = wall(wallNow);
 		if (this.downSince == null) {
+			awaitWrites();
 			try {
 				return QuotaScript.waitNanos(call(QuotaScript.waitFor(charges, time(now), wallNow)), charges, wallNow);
 			}
@@ -217,7 +238,37 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void cancel(Booking.Booked booking, long now, Instant wallNow) {
-		adjust(booking.refunds(wallNow), now, wallNow);
+		correct(booking, booking.refunds(wallNow), now, wallNow);
+	}
+
+	/**
+	 * Corrections go to the books that charged the booking: the local fallback's for a
+	 * call booked while Redis was down, even once it is back (Redis never charged it);
+	 * Redis's for a call booked there, even while it is down (they wait, and land when it
+	 * answers again).
+	 */
+	@Override
+	public void correct(Booking.Booked booking, List<Charge> corrections, long now, Instant wallNow) {
+		if (corrections.isEmpty()) {
+			return;
+		}
+		if (booking.fallback()) {
+			this.fallback.adjust(scaled(corrections), now, wallNow);
+			return;
+		}
+		Instant wall = wall(wallNow);
+		if (this.downSince == null) {
+			send(QuotaScript.adjust(corrections, time(now), wall));
+			return;
+		}
+		if (this.pending.size() < MAX_PENDING) {
+			this.pending.add(new Pending(corrections, wall));
+		}
+		else if (this.pendingDropped.compareAndSet(false, true)) {
+			logger.warn("Redis has not answered for a while: llm-quota keeps no more than " + MAX_PENDING
+					+ " corrections for it, and drops later ones until it is back (refunds lost keep the books"
+					+ " above the provider's; charges lost are taken back by its rate-limit headers)");
+		}
 	}
 
 	@Override
@@ -227,6 +278,7 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void adjust(List<Charge> corrections, long now, Instant wallNow) {
+		wallNow = wall(wallNow);
 		if (this.downSince == null) {
 			send(QuotaScript.adjust(corrections, time(now), wallNow));
 		}
@@ -250,7 +302,9 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public BucketState state(BucketSpec bucket, long now, Instant wallNow) {
+		wallNow = wall(wallNow);
 		if (this.downSince == null) {
+			awaitWrites();
 			try {
 				return QuotaScript.state(call(QuotaScript.state(bucket, time(now), wallNow)), bucket, wallNow);
 			}
@@ -417,7 +471,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		Booking.Lease lease = claim.slots().isEmpty() ? null
 				: new Booking.Lease("local:" + this.leaseIds.incrementAndGet(), List.copyOf(claim.slots()));
 		// the caller keeps the real buckets: corrections after Redis is back go there
-		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(claim.charges()), lease, false);
+		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(claim.charges()), lease, false, true);
 	}
 
 	private List<Object> call(QuotaScript.Call call) {
@@ -443,10 +497,34 @@ public final class RedisQuotaStore implements QuotaStore {
 			// shutting down: the leases were released on close
 			return;
 		}
-		execute(call).exceptionally((error) -> {
+		CompletableFuture<List<Object>> write = execute(call);
+		this.writes.add(write);
+		write.whenComplete((reply, error) -> this.writes.remove(write));
+		write.exceptionally((error) -> {
 			failed(error);
 			return null;
 		});
+	}
+
+	/**
+	 * Waits for the writes sent so far (releases, refunds, corrections) to land before a
+	 * read or a booking: a slot released or a refund given here must be seen by the next
+	 * booking, whichever connection each goes out on. Runs on the engine's store thread
+	 * or a caller that reads, never on a thread that ends a call.
+	 */
+	private void awaitWrites() {
+		for (CompletableFuture<List<Object>> write : List.copyOf(this.writes)) {
+			try {
+				write.get(this.settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+			catch (ExecutionException | TimeoutException ex) {
+				// its failure is handled where it was sent
+			}
+		}
 	}
 
 	/** Runs the script; its reply is one list (the multi-bulk reply of EVALSHA). */
@@ -551,10 +629,25 @@ public final class RedisQuotaStore implements QuotaStore {
 				.collect(Collectors.groupingBy((lease) -> QuotaScript.hashTag(lease.slots().get(0).key())));
 			this.downSince = null;
 			byEntry.values().forEach((leases) -> send(QuotaScript.restore(leases, this.settings.leaseTime(), time())));
+			// what calls booked in Redis used while it was down lands now
+			Pending correction;
+			while ((correction = this.pending.poll()) != null) {
+				send(QuotaScript.adjust(correction.corrections(), time(), correction.wallNow()));
+			}
+			this.pendingDropped.set(false);
 			logger.info("Redis answers again; llm-quota is back on the shared books");
 		}, (error) -> {
 			// still down: the next tick pings again
 		});
+	}
+
+	/**
+	 * The wall time for calendar days, never earlier than any this store was given: a
+	 * wall clock set back across midnight must not open a new count of a day already
+	 * counted, as the local store's counters never do.
+	 */
+	private Instant wall(Instant wallNow) {
+		return this.latestWall.accumulateAndGet(wallNow, (seen, given) -> given.isAfter(seen) ? given : seen);
 	}
 
 	/** The script's time argument for an operation at the caller's {@code now}. */
@@ -585,6 +678,11 @@ public final class RedisQuotaStore implements QuotaStore {
 	}
 
 	/** A provider entry's limits changed at run time, and the version last applied. */
+	/** A correction of a Redis booking waiting for Redis. */
+	private record Pending(List<Charge> corrections, Instant wallNow) {
+
+	}
+
 	private record LimitWatch(BiConsumer<String, Long> listener, AtomicLong version) {
 
 		LimitWatch(BiConsumer<String, Long> listener) {

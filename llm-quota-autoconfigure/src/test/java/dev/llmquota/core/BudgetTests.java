@@ -5,8 +5,9 @@ import java.time.Instant;
 import java.time.ZoneId;
 
 import dev.llmquota.BudgetExhaustedException;
-import dev.llmquota.store.LocalQuotaStore;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import static dev.llmquota.core.Dimension.BUDGET_PER_DAY;
 import static dev.llmquota.core.Dimension.BUDGET_PER_MONTH;
@@ -35,14 +36,21 @@ class BudgetTests {
 
 	private final ManualClock clock = new ManualClock(Instant.parse("2026-11-30T12:00:00Z"));
 
-	private QuotaEngine engine(Dimension budget, ZoneId zone) {
+	private final TestStores stores = new TestStores();
+
+	@AfterEach
+	void closeStores() {
+		this.stores.close();
+	}
+
+	private QuotaEngine engine(TestStores.Kind store, Dimension budget, ZoneId zone) {
 		return TestConfigs.provider()
 			.accounting(PRICED)
 			.zone(zone)
 			.maxWait(Duration.ofSeconds(30))
 			.account(limits(budget, 1_000_000))
 			.model("gpt-4o", limits())
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 	}
 
 	/** Admits and completes calls until one is refused; returns how many went. */
@@ -58,9 +66,10 @@ class BudgetTests {
 		}
 	}
 
-	@Test
-	void aBudgetAdmitsCallsWhileItCanPayForWhatTheyReserveAndChargesWhatTheyCost() {
-		QuotaEngine engine = engine(BUDGET_PER_DAY, ZoneId.of("UTC"));
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aBudgetAdmitsCallsWhileItCanPayForWhatTheyReserveAndChargesWhatTheyCost(TestStores.Kind store) {
+		QuotaEngine engine = engine(store, BUDGET_PER_DAY, ZoneId.of("UTC"));
 		// after 38 calls 0.95 is spent: a 39th reserving 0.04 fits, a 40th does not
 		assertThat(spend(engine)).isEqualTo(39);
 		Pool pool = engine.pool("openai", "gpt-4o");
@@ -72,9 +81,10 @@ class BudgetTests {
 		assertThat(error.getMessage()).contains("2026-12-01T00:00:00Z");
 	}
 
-	@Test
-	void aRefusedCallCostsNothing() {
-		QuotaEngine engine = engine(BUDGET_PER_DAY, ZoneId.of("UTC"));
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aRefusedCallCostsNothing(TestStores.Kind store) {
+		QuotaEngine engine = engine(store, BUDGET_PER_DAY, ZoneId.of("UTC"));
 		Pool pool = engine.pool("openai", "gpt-4o");
 		Calls.Call call = Calls.acquire(engine, pool, DEMAND);
 		call.permit().refuse(true);
@@ -82,10 +92,11 @@ class BudgetTests {
 		assertThat(engine.snapshot(pool).buckets().get(0).remaining()).isEqualTo(1_000_000);
 	}
 
-	@Test
-	void aDailyBudgetComesBackAtMidnightInItsZone() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aDailyBudgetComesBackAtMidnightInItsZone(TestStores.Kind store) {
 		// 12:00 UTC is 04:00 in Los Angeles: its day ends at 08:00 UTC tomorrow
-		QuotaEngine engine = engine(BUDGET_PER_DAY, ZoneId.of("America/Los_Angeles"));
+		QuotaEngine engine = engine(store, BUDGET_PER_DAY, ZoneId.of("America/Los_Angeles"));
 		spend(engine);
 		this.clock.advance(Duration.ofHours(20).minusMinutes(1));
 		assertThat(spend(engine)).as("23:59 in Los Angeles: the reset is beyond max-wait").isZero();
@@ -97,9 +108,10 @@ class BudgetTests {
 		assertThat(waiting.waited()).isEqualTo(Duration.ofSeconds(10));
 	}
 
-	@Test
-	void aMonthlyBudgetComesBackOnTheFirstOfTheMonth() {
-		QuotaEngine engine = engine(BUDGET_PER_MONTH, ZoneId.of("UTC"));
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aMonthlyBudgetComesBackOnTheFirstOfTheMonth(TestStores.Kind store) {
+		QuotaEngine engine = engine(store, BUDGET_PER_MONTH, ZoneId.of("UTC"));
 		spend(engine);
 		this.clock.advance(Duration.ofHours(11));
 		assertThat(spend(engine)).as("November 30th, 23:00").isZero();
@@ -107,13 +119,14 @@ class BudgetTests {
 		assertThat(spend(engine)).as("December 1st").isEqualTo(39);
 	}
 
-	@Test
-	void aTokenCapStopsCallsAtItsLimitToo() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aTokenCapStopsCallsAtItsLimitToo(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.accounting(PRICED)
 			.account(limits(TOKENS_PER_DAY, 20_000))
 			.model("gpt-4o", limits())
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		// each call reserves 2,000 tokens and is charged the 1,500 it used: the 14th does
 		// not fit
 		assertThat(spend(engine)).isEqualTo(13);

@@ -2,8 +2,9 @@ package dev.llmquota.core;
 
 import java.time.Duration;
 
-import dev.llmquota.store.LocalQuotaStore;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import static dev.llmquota.core.Calls.acquire;
 import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
@@ -25,8 +26,16 @@ class ExpectedOutputTests {
 
 	private final ManualClock clock = new ManualClock();
 
-	@Test
-	void outputTokensPerMinuteBindsAnAnthropicPoolBeforeAndAfterItsCallsComplete() {
+	private final TestStores stores = new TestStores();
+
+	@AfterEach
+	void closeStores() {
+		this.stores.close();
+	}
+
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void outputTokensPerMinuteBindsAnAnthropicPoolBeforeAndAfterItsCallsComplete(TestStores.Kind store) {
 		// 50 requests, 50,000 input and 8,000 output tokens a minute; calls of 500 tokens
 		// in, max_tokens 1,024, about 600 out: output admits 13 calls a minute, input 100
 		QuotaEngine engine = TestConfigs.provider()
@@ -35,7 +44,7 @@ class ExpectedOutputTests {
 			.accounting(METERED_AS_GENERATED)
 			.model("claude",
 					limits(REQUESTS_PER_MINUTE, 50, INPUT_TOKENS_PER_MINUTE, 50_000, OUTPUT_TOKENS_PER_MINUTE, 8_000))
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "claude");
 		Calls.Call first = acquire(engine, pool, new Demand(500, 1_024));
 		assertThat(Binding.of(pool, engine.config().settings())).isEqualTo(OUTPUT_TOKENS_PER_MINUTE);
@@ -52,15 +61,16 @@ class ExpectedOutputTests {
 	 * charged only as reported, its ceiling is charged, so the books never drift below
 	 * the provider's. A call that reported its usage is charged that, never the ceiling.
 	 */
-	@Test
-	void aCallEndingWithNothingReportedIsChargedItsOutputCeiling() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aCallEndingWithNothingReportedIsChargedItsOutputCeiling(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.headroom(1.0)
 			.burstWindow(Duration.ofSeconds(60))
 			.accounting(METERED_AS_GENERATED)
 			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 60_000, INPUT_TOKENS_PER_MINUTE, 60_000))
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "claude");
 		acquire(engine, pool, new Demand(100, 700)).permit().release();
 		acquire(engine, pool, new Demand(100, 300)).permit().complete(null);
@@ -71,8 +81,9 @@ class ExpectedOutputTests {
 			.isEqualTo(60_000 - 300);
 	}
 
-	@Test
-	void theOutputInFlightBoundHoldsCallsBackByTheirExpectedOutput() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void theOutputInFlightBoundHoldsCallsBackByTheirExpectedOutput(TestStores.Kind store) {
 		// 6,000 output tokens a minute at 10 s a call: 1,000 output tokens may be in
 		// flight; calls of max_tokens 600 go one at a time
 		QuotaEngine engine = TestConfigs.provider()
@@ -81,7 +92,7 @@ class ExpectedOutputTests {
 			.expectedLatency(Duration.ofSeconds(10))
 			.accounting(METERED_AS_GENERATED)
 			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 6_000))
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "claude");
 		Calls.Call first = acquire(engine, pool, new Demand(100, 600));
 		Calls.Call second = acquire(engine, pool, new Demand(100, 600));
@@ -100,14 +111,15 @@ class ExpectedOutputTests {
 		assertThat(next).allSatisfy((call) -> assertThat(call.admitted()).isTrue());
 	}
 
-	@Test
-	void anOversizedCeilingCountsNoMoreThanTheBucketHolds() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void anOversizedCeilingCountsNoMoreThanTheBucketHolds(TestStores.Kind store) {
 		// 8,000 a minute, 2 s window: a bucket of 266; max_tokens 64,000 counts 266
 		QuotaEngine engine = TestConfigs.provider()
 			.headroom(1.0)
 			.accounting(METERED_AS_GENERATED)
 			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 8_000))
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "claude");
 		assertThat(pool.expectedOutput(new Demand(10, 64_000))).isEqualTo(266);
 		assertThat(pool.expectedOutput(new Demand(10, 100))).isEqualTo(100);

@@ -4,8 +4,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.llmquota.store.LocalQuotaStore;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import static dev.llmquota.core.Calls.acquire;
 import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
@@ -22,12 +24,20 @@ class FairnessTests {
 
 	private final ManualClock clock = new ManualClock();
 
-	@Test
-	void aLargeCallBehindAStreamOfSmallOnesIsAdmittedWhenItsBucketHasRefilled() {
+	private final TestStores stores = new TestStores();
+
+	@AfterEach
+	void closeStores() {
+		this.stores.close();
+	}
+
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aLargeCallBehindAStreamOfSmallOnesIsAdmittedWhenItsBucketHasRefilled(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(TOKENS_PER_MINUTE, 30_000))
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		// capacity 1,000 tokens refilled at 500 per second
 		acquire(engine, pool, new Demand(1_000, 0));
@@ -44,15 +54,16 @@ class FairnessTests {
 		assertThat(small.get(0).admittedAt).isGreaterThanOrEqualTo(large.admittedAt);
 	}
 
-	@Test
-	void smallCallsOfAnotherPoolUseAccountCapacityTheWaitingLargeCallCannotUseYet() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void smallCallsOfAnotherPoolUseAccountCapacityTheWaitingLargeCallCannotUseYet(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.burstWindow(Duration.ofSeconds(10))
 			.account(limits(REQUESTS_PER_MINUTE, 600))
 			.model("large", limits(TOKENS_PER_MINUTE, 60_000))
 			.model("small", limits(TOKENS_PER_MINUTE, 600_000))
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool large = engine.pool("openai", "large");
 		Pool small = engine.pool("openai", "small");
 		// the large pool's bucket holds 10,000 tokens refilled at 1,000 per second
@@ -70,15 +81,16 @@ class FairnessTests {
 		assertThat(waiting.waited()).isEqualTo(Duration.ofSeconds(5));
 	}
 
-	@Test
-	void aSmallCallMayNotTakeAccountRoomThatWouldDelayTheWaitingHead() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aSmallCallMayNotTakeAccountRoomThatWouldDelayTheWaitingHead(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.burstWindow(Duration.ofSeconds(60))
 			.account(limits(REQUESTS_PER_MINUTE, 3))
 			.model("large", limits(TOKENS_PER_MINUTE, 60))
 			.model("small", limits(TOKENS_PER_MINUTE, 600_000))
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool large = engine.pool("openai", "large");
 		Pool small = engine.pool("openai", "small");
 		acquire(engine, large, new Demand(60, 0));
@@ -93,11 +105,12 @@ class FairnessTests {
 		assertThat(later.admitted()).isFalse();
 	}
 
-	@Test
-	void aCallWaitingOnAGateKeepsItsTurnAgainstSmallerCallsOfThePool() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aCallWaitingOnAGateKeepsItsTurnAgainstSmallerCallsOfThePool(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.model("m", limits(CONCURRENT_REQUESTS, 2))
-			.engine(new LocalQuotaStore(), this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		Calls.Call a = acquire(engine, pool, new Demand(1, 1));
 		acquire(engine, pool, new Demand(1, 1));
@@ -106,6 +119,29 @@ class FairnessTests {
 		a.permit().release();
 		assertThat(head.admitted()).isTrue();
 		assertThat(next.admitted()).isFalse();
+	}
+
+	/**
+	 * A large call the in-flight bound holds back keeps its turn: a later small call that
+	 * fits the bound now would take room the large call needs, so it waits too, on either
+	 * store.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aLargeCallHeldByAnInFlightBoundIsNotPassedByLaterSmallCalls(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.burstWindow(Duration.ofSeconds(60))
+			.model("m", limits(TOKENS_PER_MINUTE, 1_000_000))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		// in-flight bound: 1,000,000 / 60 x 1.4 = 23,333 tokens
+		Calls.Call running = acquire(engine, pool, new Demand(10_000, 0));
+		Calls.Call large = acquire(engine, pool, new Demand(20_000, 0));
+		Calls.Call small = acquire(engine, pool, new Demand(5_000, 0));
+		assertThat(large.admitted()).as("20,000 do not fit beside 10,000 in flight").isFalse();
+		assertThat(small.admitted()).as("5,000 fit, but would hold the waiting large call back").isFalse();
+		running.permit().complete(new Usage(10_000, 0, 0));
+		assertThat(large.admitted()).isTrue();
 	}
 
 }

@@ -2,7 +2,9 @@ package dev.llmquota.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.PriorityQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import reactor.core.Disposable;
@@ -14,6 +16,8 @@ import reactor.core.Disposable;
 public final class ManualClock implements QuotaClock {
 
 	private final PriorityQueue<Task> tasks = new PriorityQueue<>();
+
+	private final List<Runnable> settles = new CopyOnWriteArrayList<>();
 
 	private long nanos;
 
@@ -48,10 +52,25 @@ public final class ManualClock implements QuotaClock {
 	}
 
 	/**
+	 * Has the clock wait for work that runs off the advancing thread (an engine's store
+	 * thread) before it moves and after each timer, so what a timer set off happens at
+	 * the time the timer fell due, as it does where everything runs on this thread.
+	 * @param settle waits until that work is done
+	 */
+	public void settleWith(Runnable settle) {
+		this.settles.add(settle);
+	}
+
+	private void settle() {
+		this.settles.forEach(Runnable::run);
+	}
+
+	/**
 	 * Moves both clocks forward, running every timer that falls due, at its due time.
 	 * @param duration how far
 	 */
 	public void advance(Duration duration) {
+		settle();
 		long target;
 		synchronized (this) {
 			target = this.nanos + duration.toNanos();
@@ -70,6 +89,7 @@ public final class ManualClock implements QuotaClock {
 				this.nanos = Math.max(this.nanos, next.due);
 			}
 			next.run();
+			settle();
 		}
 	}
 
@@ -78,8 +98,11 @@ public final class ManualClock implements QuotaClock {
 	 * monotonic time and timers stay.
 	 * @param duration how far (negative to go back)
 	 */
-	public synchronized void jumpWall(Duration duration) {
-		this.wall = this.wall.plus(duration);
+	public void jumpWall(Duration duration) {
+		settle();
+		synchronized (this) {
+			this.wall = this.wall.plus(duration);
+		}
 	}
 
 	/**

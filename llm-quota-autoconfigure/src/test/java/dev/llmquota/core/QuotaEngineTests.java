@@ -6,9 +6,13 @@ import java.time.ZoneId;
 
 import dev.llmquota.BudgetExhaustedException;
 import dev.llmquota.QuotaEngineClosedException;
+import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.store.LocalQuotaStore;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import static dev.llmquota.core.BucketSpec.Scope.ACCOUNT;
 import static dev.llmquota.core.BucketSpec.Scope.POOL;
@@ -30,15 +34,23 @@ class QuotaEngineTests {
 
 	private final ManualClock clock = new ManualClock();
 
-	private final LocalQuotaStore store = new LocalQuotaStore();
+	private final LocalQuotaStore localStore = new LocalQuotaStore();
 
-	@Test
-	void reservesMaxTokensUntilUsageArrives() {
+	private final TestStores stores = new TestStores();
+
+	@AfterEach
+	void closeStores() {
+		this.stores.close();
+	}
+
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void reservesMaxTokensUntilUsageArrives(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.burstWindow(Duration.ofSeconds(60))
 			.inFlightGate(false)
 			.model("gpt-4o", limits(OUTPUT_TOKENS_PER_MINUTE, 10_000, TOKENS_PER_MINUTE, 100_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "gpt-4o");
 		Calls.Call call = acquire(engine, pool, new Demand(1_000, 4_096));
 		assertThat(call.admitted()).isTrue();
@@ -49,12 +61,13 @@ class QuotaEngineTests {
 		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(100_000 - 1_040);
 	}
 
-	@Test
-	void underEstimatedInputIsChargedEvenIntoDebtSoLaterCallsWait() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void underEstimatedInputIsChargedEvenIntoDebtSoLaterCallsWait(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(INPUT_TOKENS_PER_MINUTE, 60_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		// capacity 2 s of 60,000/min = 2,000
 		Calls.Call first = acquire(engine, pool, new Demand(1_500, 0));
@@ -69,14 +82,15 @@ class QuotaEngineTests {
 		assertThat(second.admitted()).isTrue();
 	}
 
-	@Test
-	void cachedInputIsRefundedWhereTheProviderDoesNotCountIt() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void cachedInputIsRefundedWhereTheProviderDoesNotCountIt(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.burstWindow(Duration.ofSeconds(60))
 			.accounting(new Accounting(false, true, false, 1))
 			.model("claude", limits(INPUT_TOKENS_PER_MINUTE, 50_000, OUTPUT_TOKENS_PER_MINUTE, 8_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "claude");
 		Calls.Call call = acquire(engine, pool, new Demand(10_000, 4_096));
 		// reserve-max-tokens false: no output reserved at admission, the actual output
@@ -87,14 +101,15 @@ class QuotaEngineTests {
 		assertThat(remaining(engine, pool, OUTPUT_TOKENS_PER_MINUTE)).isEqualTo(8_000 - 300);
 	}
 
-	@Test
-	void outputBurndownMultipliesOutputAtAdmissionAndSettlement() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void outputBurndownMultipliesOutputAtAdmissionAndSettlement(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.burstWindow(Duration.ofSeconds(60))
 			.accounting(new Accounting(true, true, true, 5))
 			.model("claude-bedrock", limits(TOKENS_PER_MINUTE, 100_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "claude-bedrock");
 		Calls.Call call = acquire(engine, pool, new Demand(1_000, 1_000));
 		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(100_000 - 6_000);
@@ -102,13 +117,14 @@ class QuotaEngineTests {
 		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(100_000 - 1_500);
 	}
 
-	@Test
-	void admissionIsAConjunctionThatTakesNothingWhenOneBucketIsShort() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void admissionIsAConjunctionThatTakesNothingWhenOneBucketIsShort(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.burstWindow(Duration.ofSeconds(60))
 			.model("m", limits(REQUESTS_PER_MINUTE, 100, TOKENS_PER_MINUTE, 10_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(9_000, 0));
 		Calls.Call blocked = acquire(engine, pool, new Demand(5_000, 0), null, Duration.ZERO);
@@ -118,13 +134,14 @@ class QuotaEngineTests {
 		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(1_000);
 	}
 
-	@Test
-	void aWaitThatTimesOutSaysWhenTheBlockingBucketWouldAdmitTheCall() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aWaitThatTimesOutSaysWhenTheBlockingBucketWouldAdmitTheCall(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.burstWindow(Duration.ofSeconds(60))
 			.model("m", limits(REQUESTS_PER_MINUTE, 100, TOKENS_PER_MINUTE, 10_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(9_000, 0));
 		Calls.Call blocked = acquire(engine, pool, new Demand(5_000, 0), null, Duration.ofSeconds(4));
@@ -135,12 +152,13 @@ class QuotaEngineTests {
 		assertThat(timeout.getMessage()).contains("within 4s").contains("in 20s");
 	}
 
-	@Test
-	void oversizedCallIsAdmittedWhenTheBucketIsFullAndChargedInFull() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void oversizedCallIsAdmittedWhenTheBucketIsFullAndChargedInFull(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(TOKENS_PER_MINUTE, 30_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		// capacity: 2 s of 30,000/min = 1,000 tokens; the call is 5 x that
 		Calls.Call big = acquire(engine, pool, new Demand(4_000, 1_000));
@@ -153,12 +171,13 @@ class QuotaEngineTests {
 		assertThat(next.admitted()).isTrue();
 	}
 
-	@Test
-	void oversizedCallWaitsForAFullBucketRatherThanHanging() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void oversizedCallWaitsForAFullBucketRatherThanHanging(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(TOKENS_PER_MINUTE, 30_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(600, 0));
 		Calls.Call big = acquire(engine, pool, new Demand(50_000, 0));
@@ -167,12 +186,13 @@ class QuotaEngineTests {
 		assertThat(big.admitted()).isTrue();
 	}
 
-	@Test
-	void oversizedCallIsClampedOnTheInFlightGateAndAdmittedAlone() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void oversizedCallIsClampedOnTheInFlightGateAndAdmittedAlone(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.burstWindow(Duration.ofSeconds(60))
 			.model("m", limits(TOKENS_PER_MINUTE, 1_000_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		// in-flight bound: 1,000,000 / 60 x 1.4 = 23,333 tokens
 		Calls.Call small = acquire(engine, pool, new Demand(100, 0));
@@ -180,6 +200,7 @@ class QuotaEngineTests {
 		assertThat(huge.admitted()).isFalse();
 		small.permit().complete(new Usage(100, 0, 0));
 		assertThat(huge.admitted()).isTrue();
+		engine.awaitQuiet();
 		assertThat(engine.snapshot(pool).gate(POOL, TOKENS_PER_MINUTE, true).inUse())
 			.isEqualTo(engine.snapshot(pool).gate(POOL, TOKENS_PER_MINUTE, true).capacity());
 		Calls.Call after = acquire(engine, pool, new Demand(1, 0));
@@ -188,12 +209,95 @@ class QuotaEngineTests {
 		assertThat(after.admitted()).isTrue();
 	}
 
-	@Test
-	void waitEndsAtMaxWaitNamingTheDimensionThatBlocked() {
+	/**
+	 * A call its buckets refused is looked at again when a refund makes room, not only
+	 * when the wait it was told has passed, on either store.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aRefundMakesRoomForAWaitingCallBeforeItsDeadline(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.headroom(1.0)
+			.burstWindow(Duration.ofSeconds(1))
+			.model("m", limits(TOKENS_PER_MINUTE, 6_000))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		// a bucket of 100 tokens refilled at 100 a second; the first call reserves it all
+		Calls.Call first = acquire(engine, pool, new Demand(10, 90));
+		assertThat(first.admitted()).isTrue();
+		// 50 tokens: half a second away, beyond its 300 ms
+		Calls.Call second = acquire(engine, pool, new Demand(10, 40), null, Duration.ofMillis(300));
+		assertThat(second.admitted()).isFalse();
+		// 85 of the 90 output tokens unused come back: room for the second call now
+		first.permit().complete(new Usage(10, 0, 5));
+		assertThat(second.admitted()).isTrue();
+		assertThat(second.waited()).isZero();
+	}
+
+	/**
+	 * A provider's rate-limit penalty holds the pool's calls, those that come during it
+	 * too, until it ends; then they go at once.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aPenaltyHoldsThePoolsCallsUntilItEnds(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		engine.penalize(pool, TOKENS_PER_MINUTE, Duration.ofSeconds(2));
+		Calls.Call held = acquire(engine, pool, new Demand(1, 1));
+		this.clock.advance(Duration.ofMillis(1_999));
+		assertThat(held.admitted()).isFalse();
+		this.clock.advance(Duration.ofMillis(1));
+		assertThat(held.admitted()).isTrue();
+		assertThat(held.waited()).isEqualTo(Duration.ofSeconds(2));
+	}
+
+	/**
+	 * A penalty longer than a call may wait fails the call at its deadline, naming the
+	 * dimension the provider named.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aPenaltyBeyondMaxWaitFailsTheCallNamingTheProvidersDimension(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		engine.penalize(pool, TOKENS_PER_MINUTE, Duration.ofSeconds(30));
+		Calls.Call held = acquire(engine, pool, new Demand(1, 1), null, Duration.ofSeconds(1));
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(held.error()).isInstanceOf(QuotaWaitTimeoutException.class);
+		assertThat(((QuotaWaitTimeoutException) held.error()).getDimension()).isEqualTo("tokens-per-minute");
+	}
+
+	/** A spent quota fails calls fast, without waiting, until the reset it was given. */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aSpentQuotaFailsCallsFastUntilItsReset(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		engine.exhaust(pool, false, TOKENS_PER_DAY, "You exceeded your current quota",
+				this.clock.instant().plus(Duration.ofMinutes(5)));
+		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(QuotaExhaustedException.class);
+		this.clock.advance(Duration.ofMinutes(5));
+		assertThat(acquire(engine, pool, new Demand(1, 1)).admitted()).isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void waitEndsAtMaxWaitNamingTheDimensionThatBlocked(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(REQUESTS_PER_MINUTE, 60))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(1, 1));
 		acquire(engine, pool, new Demand(1, 1));
@@ -210,31 +314,34 @@ class QuotaEngineTests {
 		assertThat(timeout.getWaited()).isEqualTo(Duration.ofMillis(500));
 	}
 
-	@Test
-	void cancellingAWaitingCallLeavesTheQueueAndTakesNothing() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void cancellingAWaitingCallLeavesTheQueueAndTakesNothing(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(REQUESTS_PER_MINUTE, 60))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(1, 1));
 		acquire(engine, pool, new Demand(1, 1));
 		Calls.Call cancelled = acquire(engine, pool, new Demand(1, 1));
 		Calls.Call behind = acquire(engine, pool, new Demand(1, 1));
 		cancelled.cancel();
+		engine.awaitQuiet();
 		assertThat(engine.waiting(pool.account())).isEqualTo(1);
 		this.clock.advance(Duration.ofSeconds(1));
 		assertThat(cancelled.admitted()).isFalse();
 		assertThat(behind.admitted()).as("the cancelled call took no turn").isTrue();
 	}
 
-	@Test
-	void dailyLimitFailsFastUntilTheNextDayInItsZone() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void dailyLimitFailsFastUntilTheNextDayInItsZone(TestStores.Kind store) {
 		ManualClock evening = new ManualClock(Instant.parse("2026-11-30T20:00:00Z"));
 		QuotaEngine engine = TestConfigs.provider()
 			.zone(ZoneId.of("America/Los_Angeles"))
 			.model("m", limits(REQUESTS_PER_DAY, 2))
-			.engine(this.store, evening);
+			.engine(this.stores.open(store, evening), evening);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(1, 1));
 		acquire(engine, pool, new Demand(1, 1));
@@ -248,10 +355,13 @@ class QuotaEngineTests {
 		assertThat(acquire(engine, pool, new Demand(1, 1)).admitted()).isTrue();
 	}
 
-	@Test
-	void dailyLimitWaitsWhenTheNextDayStartsWithinMaxWait() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void dailyLimitWaitsWhenTheNextDayStartsWithinMaxWait(TestStores.Kind store) {
 		ManualClock late = new ManualClock(Instant.parse("2026-11-30T23:59:50Z"));
-		QuotaEngine engine = TestConfigs.provider().model("m", limits(TOKENS_PER_DAY, 1_000)).engine(this.store, late);
+		QuotaEngine engine = TestConfigs.provider()
+			.model("m", limits(TOKENS_PER_DAY, 1_000))
+			.engine(this.stores.open(store, late), late);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(900, 100));
 		Calls.Call waiting = acquire(engine, pool, new Demand(10, 10));
@@ -261,10 +371,13 @@ class QuotaEngineTests {
 		assertThat(waiting.admitted()).isTrue();
 	}
 
-	@Test
-	void wallClockJumpingBackNeverResetsADailyCounter() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void wallClockJumpingBackNeverResetsADailyCounter(TestStores.Kind store) {
 		ManualClock clock = new ManualClock(Instant.parse("2026-12-01T00:00:05Z"));
-		QuotaEngine engine = TestConfigs.provider().model("m", limits(REQUESTS_PER_DAY, 1)).engine(this.store, clock);
+		QuotaEngine engine = TestConfigs.provider()
+			.model("m", limits(REQUESTS_PER_DAY, 1))
+			.engine(this.stores.open(store, clock), clock);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(1, 1));
 		clock.jumpWall(Duration.ofSeconds(-10));
@@ -273,11 +386,12 @@ class QuotaEngineTests {
 		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(BudgetExhaustedException.class);
 	}
 
-	@Test
-	void slotsAreReleasedExactlyOnceWhateverEndsTheCall() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void slotsAreReleasedExactlyOnceWhateverEndsTheCall(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.model("m", limits(CONCURRENT_REQUESTS, 2))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		Calls.Call a = acquire(engine, pool, new Demand(1, 1));
 		Calls.Call b = acquire(engine, pool, new Demand(1, 1));
@@ -293,13 +407,14 @@ class QuotaEngineTests {
 		assertThat(d.admitted()).isTrue();
 	}
 
-	@Test
-	void aPermitNeverClosedGivesItsSlotsBackAfterTheLeaseTimeout() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aPermitNeverClosedGivesItsSlotsBackAfterTheLeaseTimeout(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.leaseTimeout(Duration.ofMinutes(10))
 			.maxWait(Duration.ofMinutes(20))
 			.model("m", limits(CONCURRENT_REQUESTS, 1))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		Calls.Call leaked = acquire(engine, pool, new Demand(1, 1));
 		Calls.Call next = acquire(engine, pool, new Demand(1, 1));
@@ -310,14 +425,17 @@ class QuotaEngineTests {
 		assertThat(next.admitted()).isTrue();
 	}
 
-	@Test
-	void shutdownFailsWaitersClearlyAndReleasesEverySlot() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void shutdownFailsWaitersClearlyAndReleasesEverySlot(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.model("m", limits(CONCURRENT_REQUESTS, 1))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		Calls.Call running = acquire(engine, pool, new Demand(1, 1));
 		Calls.Call waiting = acquire(engine, pool, new Demand(1, 1));
+		assertThat(running.admitted()).isTrue();
+		assertThat(waiting.admitted()).isFalse();
 		engine.close();
 		assertThat(waiting.error()).isInstanceOf(QuotaEngineClosedException.class).hasMessageContaining("shut down");
 		assertThat(running.permit().isReleased()).isTrue();
@@ -325,25 +443,30 @@ class QuotaEngineTests {
 		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(QuotaEngineClosedException.class);
 	}
 
-	@Test
-	void headroomScalesConcurrencyButNeverBelowOne() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void headroomScalesConcurrencyButNeverBelowOne(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.headroom(0.8)
 			.model("wide", limits(CONCURRENT_REQUESTS, 64))
 			.model("narrow", limits(CONCURRENT_REQUESTS, 1))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
+		engine.awaitQuiet();
 		assertThat(engine.snapshot(engine.pool("openai", "wide")).gate(POOL, CONCURRENT_REQUESTS, false).capacity())
 			.isEqualTo(51);
+		engine.awaitQuiet();
 		assertThat(engine.snapshot(engine.pool("openai", "narrow")).gate(POOL, CONCURRENT_REQUESTS, false).capacity())
 			.isEqualTo(1);
 	}
 
-	@Test
-	void headroomAndBurstWindowSizeTheBuckets() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void headroomAndBurstWindowSizeTheBuckets(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.headroom(0.8)
 			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 30_000))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
+		engine.awaitQuiet();
 		PoolSnapshot snapshot = engine.snapshot(engine.pool("openai", "gpt-4o"));
 		assertThat(snapshot.bucket(POOL, REQUESTS_PER_MINUTE).bucket().enforced()).isEqualTo(400);
 		assertThat(snapshot.bucket(POOL, REQUESTS_PER_MINUTE).bucket().capacity()).isEqualTo(13);
@@ -351,12 +474,13 @@ class QuotaEngineTests {
 		assertThat(snapshot.bucket(POOL, TOKENS_PER_MINUTE).bucket().capacity()).isEqualTo(800);
 	}
 
-	@Test
-	void interactiveCallsAreAdmittedBeforeBatchCallsWaitingOnTheSameAccount() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void interactiveCallsAreAdmittedBeforeBatchCallsWaitingOnTheSameAccount(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(REQUESTS_PER_MINUTE, 60))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(1, 1));
 		acquire(engine, pool, new Demand(1, 1));
@@ -369,14 +493,15 @@ class QuotaEngineTests {
 		assertThat(batch.admitted()).isTrue();
 	}
 
-	@Test
-	void aModelsDefaultPriorityAppliesWhenTheCallNamesNone() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aModelsDefaultPriorityAppliesWhenTheCallNamesNone(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("nightly", limits(REQUESTS_PER_MINUTE, 60), Priority.BATCH)
 			.account(limits(REQUESTS_PER_MINUTE, 60))
 			.model("chat", limits(REQUESTS_PER_MINUTE, 600))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool nightly = engine.pool("openai", "nightly");
 		Pool chat = engine.pool("openai", "chat");
 		acquire(engine, chat, new Demand(1, 1));
@@ -394,7 +519,7 @@ class QuotaEngineTests {
 			.maxPools(2)
 			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500), "gpt-4o-2024-08-06")
 			.template(limits(REQUESTS_PER_MINUTE, 100))
-			.engine(this.store, this.clock);
+			.engine(this.localStore, this.clock);
 		assertThat(engine.pool("openai", "gpt-4o-2024-08-06")).isSameAs(engine.pool("openai", "gpt-4o"));
 		Pool mini = engine.pool("openai", "gpt-4o-mini");
 		assertThat(mini.spec().limits().asMap()).containsEntry(REQUESTS_PER_MINUTE, 100L);
@@ -406,32 +531,35 @@ class QuotaEngineTests {
 		assertThat(engine.pool("openai", "gpt-4o-mini")).isSameAs(mini);
 		acquire(engine, engine.pool("openai", "o4"), new Demand(1, 1));
 		assertThat(engine.pools()).extracting(Pool::model).containsExactly("gpt-4o", "gpt-4o-mini", "o4");
-		assertThat(this.store.size()).as("the evicted pool's buckets are forgotten").isEqualTo(2);
+		assertThat(this.localStore.size()).as("the evicted pool's buckets are forgotten").isEqualTo(2);
 	}
 
-	@Test
-	void accountCeilingsBindAcrossPools() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void accountCeilingsBindAcrossPools(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.account(limits(REQUESTS_PER_MINUTE, 60))
 			.model("a", limits(REQUESTS_PER_MINUTE, 600))
 			.model("b", limits(REQUESTS_PER_MINUTE, 600))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		acquire(engine, engine.pool("openai", "a"), new Demand(1, 1));
 		acquire(engine, engine.pool("openai", "b"), new Demand(1, 1));
 		Calls.Call third = acquire(engine, engine.pool("openai", "b"), new Demand(1, 1), null, Duration.ZERO);
 		assertThat(third.error()).isInstanceOf(QuotaWaitTimeoutException.class)
 			.hasMessageContaining("account requests-per-minute");
+		engine.awaitQuiet();
 		assertThat(engine.snapshot(engine.pool("openai", "a")).bucket(ACCOUNT, REQUESTS_PER_MINUTE).remaining())
 			.isZero();
 	}
 
+	/** How the local store waits: a shared store books each call ahead instead. */
 	@Test
 	void waitersShareOneTimerPerAccount() {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(REQUESTS_PER_MINUTE, 30))
-			.engine(this.store, this.clock);
+			.engine(this.localStore, this.clock);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(1, 1));
 		for (int i = 0; i < 100; i++) {
@@ -442,12 +570,13 @@ class QuotaEngineTests {
 		assertThat(this.clock.pendingTimers()).isEqualTo(2);
 	}
 
-	@Test
-	void callersThatEndTheirCallOnAdmissionDrainALongQueueWithoutRecursion() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void callersThatEndTheirCallOnAdmissionDrainALongQueueWithoutRecursion(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(CONCURRENT_REQUESTS, 1))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		QuotaPermit first = acquire(engine, pool, new Demand(1, 1)).permit();
 		java.util.concurrent.atomic.AtomicInteger admitted = new java.util.concurrent.atomic.AtomicInteger();
@@ -458,19 +587,22 @@ class QuotaEngineTests {
 			});
 		}
 		first.release();
+		engine.awaitQuiet();
 		assertThat(admitted.get()).isEqualTo(5_000);
 		assertThat(inUse(engine, pool, CONCURRENT_REQUESTS)).isZero();
+		engine.awaitQuiet();
 		assertThat(engine.waiting(pool.account())).isZero();
 	}
 
-	@Test
-	void callsBeyondTheBackfillWindowAreAdmittedWhenRoomAppearsForAll() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void callsBeyondTheBackfillWindowAreAdmittedWhenRoomAppearsForAll(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.burstWindow(Duration.ofSeconds(60))
 			.maxWait(Duration.ofMinutes(5))
 			.model("m", limits(REQUESTS_PER_MINUTE, 600))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		java.util.List<Calls.Call> calls = new java.util.ArrayList<>();
 		for (int i = 0; i < 1_000; i++) {
@@ -481,31 +613,35 @@ class QuotaEngineTests {
 		assertThat(calls).allMatch(Calls.Call::admitted);
 	}
 
-	@Test
-	void headersCorrectThePoolAndLearnItsLimitEvenWhereTheAccountHasOne() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void headersCorrectThePoolAndLearnItsLimitEvenWhereTheAccountHasOne(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.headroom(0.8)
 			.account(limits(TOKENS_PER_MINUTE, 3_000_000))
 			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500))
 			.model("o3", limits(REQUESTS_PER_MINUTE, 500))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool gpt = engine.pool("openai", "gpt-4o");
 		engine.observe(gpt, java.util.List.of(new ServerLimit(TOKENS_PER_MINUTE, 30_000L, 0L, null)));
 		assertThat(gpt.learned(TOKENS_PER_MINUTE)).isTrue();
 		assertThat(remaining(engine, gpt, TOKENS_PER_MINUTE)).isEqualTo(-6_000);
+		engine.awaitQuiet();
 		assertThat(engine.snapshot(engine.pool("openai", "o3")).bucket(ACCOUNT, TOKENS_PER_MINUTE).remaining())
 			.as("another model's calls are not blocked by this model's headers")
 			.isEqualTo(80_000);
 	}
 
-	@Test
-	void aLimitLearnedWhileCallsWaitAppliesToThem() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aLimitLearnedWhileCallsWaitAppliesToThem(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.model("m", limits(CONCURRENT_REQUESTS, 1))
-			.engine(this.store, this.clock);
+			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "m");
 		Calls.Call first = acquire(engine, pool, new Demand(1_000, 0));
+		assertThat(first.admitted()).isTrue();
 		java.util.List<Calls.Call> queued = new java.util.ArrayList<>();
 		for (int i = 0; i < 4; i++) {
 			queued.add(acquire(engine, pool, new Demand(1_000, 0)));
@@ -517,14 +653,16 @@ class QuotaEngineTests {
 		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(200 - 1_000);
 	}
 
-	@Test
-	void aRefundAfterMidnightIsNotTakenFromTheNewDay() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aRefundAfterMidnightIsNotTakenFromTheNewDay(TestStores.Kind store) {
 		ManualClock late = new ManualClock(Instant.parse("2026-11-30T23:59:59Z"));
 		QuotaEngine engine = TestConfigs.provider()
 			.model("m", limits(TOKENS_PER_DAY, 100_000))
-			.engine(this.store, late);
+			.engine(this.stores.open(store, late), late);
 		Pool pool = engine.pool("openai", "m");
 		Calls.Call call = acquire(engine, pool, new Demand(10, 5_000));
+		assertThat(call.admitted()).isTrue();
 		late.advance(Duration.ofSeconds(2));
 		acquire(engine, pool, new Demand(10, 0)).permit().complete(new Usage(10, 0, 0));
 		call.permit().complete(new Usage(10, 0, 10));
@@ -532,22 +670,25 @@ class QuotaEngineTests {
 			.isEqualTo(100_000 - 10);
 	}
 
-	@Test
-	void aSpentDayFailsFastEvenWhileAGateHoldsTheCall() {
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aSpentDayFailsFastEvenWhileAGateHoldsTheCall(TestStores.Kind store) {
 		ManualClock evening = new ManualClock(Instant.parse("2026-11-30T20:00:00Z"));
 		QuotaEngine engine = TestConfigs.provider()
 			.model("m", limits(REQUESTS_PER_DAY, 1, CONCURRENT_REQUESTS, 1))
-			.engine(this.store, evening);
+			.engine(this.stores.open(store, evening), evening);
 		Pool pool = engine.pool("openai", "m");
 		acquire(engine, pool, new Demand(1, 1));
 		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(BudgetExhaustedException.class);
 	}
 
 	private long remaining(QuotaEngine engine, Pool pool, Dimension dimension) {
+		engine.awaitQuiet();
 		return engine.snapshot(pool).bucket(POOL, dimension).remaining();
 	}
 
 	private long inUse(QuotaEngine engine, Pool pool, Dimension dimension) {
+		engine.awaitQuiet();
 		return engine.snapshot(pool).gate(POOL, dimension, false).inUse();
 	}
 

@@ -139,7 +139,12 @@ public final class TestConfigs {
 	}
 
 	public QuotaEngine engine(QuotaStore store, QuotaClock clock) {
-		return new QuotaEngine(build(), store, clock);
+		QuotaEngine engine = new QuotaEngine(build(), store, clock);
+		if (clock instanceof ManualClock manual) {
+			// a shared store books on the engine's store thread: the clock waits for it
+			manual.settleWith(engine::awaitQuiet);
+		}
+		return engine;
 	}
 
 	static List<Dimension> rates() {

@@ -108,7 +108,7 @@ class SharedEngineTests {
 	}
 
 	private static void awaitBooked(QuotaEngine engine) {
-		await().atMost(PATIENCE).until(() -> engine.waiting(pool(engine).account()) == 0);
+		Calls.settle(engine);
 	}
 
 	@Test

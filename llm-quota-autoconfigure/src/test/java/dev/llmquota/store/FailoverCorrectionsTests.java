@@ -1,0 +1,105 @@
+package dev.llmquota.store;
+
+import java.time.Duration;
+
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Calls;
+import dev.llmquota.core.Demand;
+import dev.llmquota.core.ManualClock;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.TestConfigs;
+import dev.llmquota.core.Usage;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static dev.llmquota.core.Calls.acquire;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Around a Redis outage every correction reaches the books that charged the call: a call
+ * booked in the local fallback is corrected there even once Redis is back, and a call
+ * booked in Redis that ends while Redis does not answer is corrected in Redis when it
+ * answers again. Redis is made unreachable with {@code CLIENT PAUSE}, which keeps its
+ * data, so what it holds afterwards can be read.
+ */
+class FailoverCorrectionsTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(15);
+
+	private final ManualClock clock = new ManualClock();
+
+	private EmbeddedRedis redis;
+
+	private LettuceConnectionFactory connectionFactory;
+
+	private RedisQuotaStore store;
+
+	private QuotaEngine engine;
+
+	@BeforeEach
+	void start() {
+		this.redis = EmbeddedRedis.own();
+		this.connectionFactory = this.redis.connectionFactory();
+		this.store = new RedisQuotaStore(this.connectionFactory,
+				new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.LOCAL, 0.5, Duration.ofSeconds(30),
+						Duration.ofMillis(200)),
+				this.clock::nanoTime);
+		// 60,000 tokens a minute in a bucket of 60,000: no refill while the clock stands
+		this.engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.headroom(1.0)
+			.burstWindow(Duration.ofSeconds(60))
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 60_000))
+			.engine(this.store, this.clock);
+	}
+
+	@AfterEach
+	void stop() {
+		this.engine.close();
+		this.store.close();
+		this.connectionFactory.destroy();
+		this.redis.close();
+	}
+
+	@Test
+	void everyCorrectionReachesTheBooksThatChargedTheCall() {
+		Pool pool = this.engine.pool("openai", "gpt-4o");
+		BucketSpec tokens = pool.bucket(TOKENS_PER_MINUTE);
+		// booked in Redis: 100 reserved
+		Calls.Call inRedis = acquire(this.engine, pool, new Demand(10, 90));
+		assertThat(inRedis.admitted()).isTrue();
+		pause(Duration.ofMillis(1_500));
+		// booked while Redis does not answer: in the fallback, which sees the outage
+		Calls.Call inFallback = acquire(this.engine, pool, new Demand(10, 90));
+		assertThat(inFallback.admitted()).isTrue();
+		await().atMost(PATIENCE).until(() -> !this.store.status().reachable());
+		// the call booked in Redis ends during the outage: 15 used, 85 to refund there
+		inRedis.permit().complete(new Usage(10, 0, 5));
+		await().atMost(PATIENCE).until(() -> this.store.status().reachable());
+		assertThat(redisRemaining(tokens)).as("Redis got the refund of its own call").isEqualTo(60_000 - 15);
+		// the call booked in the fallback ends with Redis back: its refund is not Redis's
+		inFallback.permit().complete(new Usage(10, 0, 5));
+		Calls.settle(this.engine);
+		assertThat(redisRemaining(tokens)).as("Redis never charged the fallback's call").isEqualTo(60_000 - 15);
+	}
+
+	private void pause(Duration duration) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			connection.execute("CLIENT", "PAUSE".getBytes(), Long.toString(duration.toMillis()).getBytes(),
+					"ALL".getBytes());
+		}
+	}
+
+	private long redisRemaining(BucketSpec bucket) {
+		return this.store.state(bucket, this.clock.nanoTime(), this.clock.instant()).remaining();
+	}
+
+}

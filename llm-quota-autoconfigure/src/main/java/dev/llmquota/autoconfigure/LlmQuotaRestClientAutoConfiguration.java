@@ -4,6 +4,7 @@ import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.httpcomponents.LlmQuotaRetryStrategy;
 import dev.llmquota.client.restclient.LlmQuotaClientHttpRequestInterceptor;
 import dev.llmquota.client.restclient.LlmQuotaRestClientCustomizer;
+import dev.llmquota.client.restclient.LlmQuotaRestTemplateCustomizer;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -17,10 +18,12 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestTemplate;
 
 /**
- * Auto-configuration that governs {@code RestClient} calls to LLM providers: the
- * interceptor as a bean, and a customizer that adds it to every auto-configured builder.
+ * Auto-configuration that governs {@code RestClient} and {@code RestTemplate} calls to
+ * LLM providers: the interceptor as a bean, and customizers that add it to every
+ * auto-configured {@code RestClient.Builder} and {@code RestTemplateBuilder}.
  */
 @AutoConfiguration(after = LlmQuotaAutoConfiguration.class)
 @ConditionalOnClass(name = { "org.springframework.web.client.RestClient",
@@ -38,6 +41,21 @@ public final class LlmQuotaRestClientAutoConfiguration {
 	@ConditionalOnMissingBean
 	LlmQuotaRestClientCustomizer llmQuotaRestClientCustomizer(LlmQuotaClientHttpRequestInterceptor interceptor) {
 		return new LlmQuotaRestClientCustomizer(interceptor);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnClass(name = "org.springframework.boot.restclient.RestTemplateCustomizer")
+	LlmQuotaRestTemplateCustomizer llmQuotaRestTemplateCustomizer(LlmQuotaClientHttpRequestInterceptor interceptor) {
+		return new LlmQuotaRestTemplateCustomizer(interceptor);
+	}
+
+	@Bean
+	@ConditionalOnClass(name = "org.springframework.boot.restclient.RestTemplateCustomizer")
+	UngovernedBuilders<RestTemplate> llmQuotaRestTemplateCheck(ListableBeanFactory beans) {
+		return new UngovernedBuilders<>(beans, RestTemplate.class, LlmQuotaRestTemplateCustomizer::governs,
+				"llmQuotaRestTemplateCustomizer.customize(restTemplate) (inject LlmQuotaRestTemplateCustomizer), or"
+						+ " build it from the RestTemplateBuilder Spring Boot provides.");
 	}
 
 	@Bean

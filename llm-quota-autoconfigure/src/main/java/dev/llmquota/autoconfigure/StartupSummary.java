@@ -27,15 +27,14 @@ final class StartupSummary implements SmartInitializingSingleton {
 
 	private static final Log logger = LogFactory.getLog("dev.llmquota");
 
-	/** Governing beans by the client they govern, in the order they are listed. */
-	private static final Map<String, String> CLIENTS = Map.of("llmQuotaWebClientCustomizer", "WebClient",
-			"llmQuotaRestClientCustomizer", "RestClient", "llmQuotaOkHttpInterceptor", "OkHttp",
-			"llmQuotaOpenAiHttpClientBuilderCustomizer", "Spring AI OpenAI",
-			"llmQuotaAnthropicHttpClientBuilderCustomizer", "Spring AI Anthropic");
-
-	private static final List<String> CLIENT_ORDER = List.of("llmQuotaWebClientCustomizer",
-			"llmQuotaRestClientCustomizer", "llmQuotaOkHttpInterceptor", "llmQuotaOpenAiHttpClientBuilderCustomizer",
-			"llmQuotaAnthropicHttpClientBuilderCustomizer");
+	/** Governing beans, each with the client it governs, in the order they are listed. */
+	private static final List<Map.Entry<String, String>> CLIENTS = List.of(
+			Map.entry("llmQuotaWebClientCustomizer", "WebClient"),
+			Map.entry("llmQuotaRestClientCustomizer", "RestClient"),
+			Map.entry("llmQuotaRestTemplateCustomizer", "RestTemplate"),
+			Map.entry("llmQuotaOkHttpInterceptor", "OkHttp"),
+			Map.entry("llmQuotaOpenAiHttpClientBuilderCustomizer", "Spring AI OpenAI"),
+			Map.entry("llmQuotaAnthropicHttpClientBuilderCustomizer", "Spring AI Anthropic"));
 
 	private final QuotaEngine engine;
 
@@ -126,9 +125,9 @@ final class StartupSummary implements SmartInitializingSingleton {
 
 	private String governedClients() {
 		StringJoiner clients = new StringJoiner(", ");
-		for (String bean : CLIENT_ORDER) {
-			if (this.beans.containsBean(bean)) {
-				clients.add(CLIENTS.get(bean));
+		for (Map.Entry<String, String> client : CLIENTS) {
+			if (this.beans.containsBean(client.getKey())) {
+				clients.add(client.getValue());
 			}
 		}
 		return (clients.length() > 0) ? clients.toString() : "no client (no HTTP client library is on the class path)";

@@ -14,7 +14,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.restclient.RestTemplateBuilder;
 import org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration;
+import org.springframework.boot.restclient.autoconfigure.RestTemplateAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -22,6 +24,7 @@ import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfigurati
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestTemplate;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -239,7 +242,7 @@ class NoSilentMisconfigurationTests {
 		this.runner
 			.withConfiguration(AutoConfigurations.of(LlmQuotaWebClientAutoConfiguration.class,
 					LlmQuotaRestClientAutoConfiguration.class, WebClientAutoConfiguration.class,
-					RestClientAutoConfiguration.class))
+					RestClientAutoConfiguration.class, RestTemplateAutoConfiguration.class))
 			.withUserConfiguration(OwnBuilders.class)
 			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com")
 			.run((context) -> {
@@ -248,6 +251,9 @@ class NoSilentMisconfigurationTests {
 					.contains("llmQuotaWebClientCustomizer.customize(builder)")
 					.containsOnlyOnce("RestClient.Builder bean 'myRestClientBuilder'")
 					.contains("llmQuotaRestClientCustomizer.customize(builder)")
+					.containsOnlyOnce("RestTemplate bean 'myRestTemplate'")
+					.contains("llmQuotaRestTemplateCustomizer.customize(restTemplate)")
+					.doesNotContain("'builtRestTemplate'")
 					.doesNotContain("'governedWebClientBuilder'")
 					.doesNotContain("'governedRestClientBuilder'");
 			});
@@ -319,6 +325,16 @@ class NoSilentMisconfigurationTests {
 			RestClient.Builder builder = RestClient.builder();
 			customizer.customize(builder);
 			return builder;
+		}
+
+		@Bean
+		RestTemplate myRestTemplate() {
+			return new RestTemplate();
+		}
+
+		@Bean
+		RestTemplate builtRestTemplate(RestTemplateBuilder builder) {
+			return builder.build();
 		}
 
 	}

@@ -10,11 +10,13 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.restclient.RestTemplateBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestTemplate;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
@@ -102,6 +104,10 @@ public class GovernedApp implements AutoCloseable {
 	 */
 	public String serverUrl() {
 		return "http://127.0.0.1:" + this.context.getEnvironment().getProperty("local.server.port");
+	}
+
+	public RestTemplate restTemplate() {
+		return this.context.getBean(RestTemplateBuilder.class).build();
 	}
 
 	public RestClient restClient() {

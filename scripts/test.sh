@@ -24,7 +24,7 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
 fi
 
 # the starter, what it is built from, and the modules that test it with other libraries
-modules=llm-quota-test,llm-quota-autoconfigure,llm-quota-starter,spring-ai-tests
+modules=llm-quota-test,llm-quota-autoconfigure,llm-quota-starter,integration-tests
 jdk25="${LLMQUOTA_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 boot41=4.1.2
 

@@ -34,7 +34,9 @@ final class StartupSummary implements SmartInitializingSingleton {
 			Map.entry("llmQuotaRestTemplateCustomizer", "RestTemplate"),
 			Map.entry("llmQuotaOkHttpInterceptor", "OkHttp"),
 			Map.entry("llmQuotaOpenAiHttpClientBuilderCustomizer", "Spring AI OpenAI"),
-			Map.entry("llmQuotaAnthropicHttpClientBuilderCustomizer", "Spring AI Anthropic"));
+			Map.entry("llmQuotaAnthropicHttpClientBuilderCustomizer", "Spring AI Anthropic"),
+			Map.entry("llmQuotaLangChain4jHttpClientBuilder",
+					"LangChain4j (models given llmQuotaLangChain4jHttpClientBuilder)"));
 
 	private final QuotaEngine engine;
 

@@ -1,6 +1,10 @@
 package dev.llmquota.client;
 
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -115,6 +119,27 @@ public final class StreamHead {
 		}
 		this.decided = true;
 		this.refusal = this.dialect.refusal(event, this.now);
+	}
+
+	/**
+	 * Reads a blocking stream into this head until it decides, and returns a stream that
+	 * yields every byte again: the head's, then the rest.
+	 * @param in the stream
+	 * @return the stream to read from now on
+	 * @throws IOException if the stream cannot be read
+	 */
+	public InputStream readFrom(InputStream in) throws IOException {
+		byte[] chunk = new byte[8192];
+		while (!decided()) {
+			int count = in.read(chunk);
+			if (count < 0) {
+				end();
+			}
+			else {
+				feed(ByteBuffer.wrap(chunk, 0, count));
+			}
+		}
+		return new SequenceInputStream(new ByteArrayInputStream(bytes()), in);
 	}
 
 }

@@ -1,18 +1,16 @@
 package dev.llmquota.client.restclient;
 
 import java.io.ByteArrayInputStream;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.InputStream;
-import java.io.SequenceInputStream;
-import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.client.BlockingExchange;
 import dev.llmquota.client.CallPlan;
+import dev.llmquota.client.FollowingInputStream;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Route;
@@ -85,18 +83,7 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 
 			@Override
 			public ClientHttpResponse readHead(ClientHttpResponse response, StreamHead head) throws IOException {
-				InputStream in = response.getBody();
-				byte[] chunk = new byte[8192];
-				while (!head.decided()) {
-					int count = in.read(chunk);
-					if (count < 0) {
-						head.end();
-					}
-					else {
-						head.feed(ByteBuffer.wrap(chunk, 0, count));
-					}
-				}
-				return new Headed(response, new SequenceInputStream(new ByteArrayInputStream(head.bytes()), in));
+				return new Headed(response, head.readFrom(response.getBody()));
 			}
 
 			@Override
@@ -157,7 +144,7 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 		@Override
 		public synchronized InputStream getBody() throws IOException {
 			if (this.body == null) {
-				this.body = new FollowingStream(this.response.getBody(), this.call,
+				this.body = new FollowingInputStream(this.response.getBody(), this.call,
 						this.response.getHeaders().getContentLength());
 			}
 			return this.body;
@@ -178,82 +165,6 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 				// never read, or closed before its end: the call ends with what was read
 				this.call.onAbort();
 			}
-		}
-
-	}
-
-	/** Passes every byte to the caller and a view of it to the call. */
-	private static final class FollowingStream extends FilterInputStream {
-
-		private final GovernedCall call;
-
-		private final long contentLength;
-
-		private long read;
-
-		FollowingStream(InputStream in, GovernedCall call, long contentLength) {
-			super(in);
-			this.call = call;
-			this.contentLength = contentLength;
-		}
-
-		@Override
-		public int read() throws IOException {
-			int next = readOrAbort(() -> super.read());
-			if (next < 0) {
-				this.call.onComplete();
-			}
-			else {
-				this.read++;
-				this.call.onBody(ByteBuffer.wrap(new byte[] { (byte) next }));
-			}
-			return next;
-		}
-
-		@Override
-		public int read(byte[] buffer, int offset, int length) throws IOException {
-			int count = readOrAbort(() -> super.read(buffer, offset, length));
-			if (count < 0) {
-				this.call.onComplete();
-			}
-			else if (count > 0) {
-				this.read += count;
-				this.call.onBody(ByteBuffer.wrap(buffer, offset, count));
-			}
-			return count;
-		}
-
-		@Override
-		public void close() throws IOException {
-			try {
-				super.close();
-			}
-			finally {
-				// a reader that stops at the declared length never sees the end of stream
-				if (this.contentLength >= 0 && this.read >= this.contentLength) {
-					this.call.onComplete();
-				}
-				else {
-					this.call.onAbort();
-				}
-			}
-		}
-
-		private int readOrAbort(Read read) throws IOException {
-			try {
-				return read.read();
-			}
-			catch (IOException | RuntimeException ex) {
-				this.call.onAbort();
-				throw ex;
-			}
-		}
-
-		@FunctionalInterface
-		private interface Read {
-
-			int read() throws IOException;
-
 		}
 
 	}

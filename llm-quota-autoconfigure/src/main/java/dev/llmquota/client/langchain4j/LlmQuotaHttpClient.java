@@ -1,0 +1,302 @@
+package dev.llmquota.client.langchain4j;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpHeaders;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import dev.langchain4j.exception.HttpException;
+import dev.langchain4j.exception.NonRetriableException;
+import dev.langchain4j.exception.TimeoutException;
+import dev.langchain4j.http.client.HttpClient;
+import dev.langchain4j.http.client.HttpClientBuilderLoader;
+import dev.langchain4j.http.client.HttpRequest;
+import dev.langchain4j.http.client.SuccessfulHttpResponse;
+import dev.langchain4j.http.client.sse.ServerSentEventListener;
+import dev.langchain4j.http.client.sse.ServerSentEventParser;
+import dev.llmquota.LlmQuota;
+import dev.llmquota.LlmQuotaException;
+import dev.llmquota.client.BlockingExchange;
+import dev.llmquota.client.CallPlan;
+import dev.llmquota.client.FollowingInputStream;
+import dev.llmquota.client.GovernedCall;
+import dev.llmquota.client.LlmQuotaCalls;
+import dev.llmquota.client.Route;
+import dev.llmquota.client.StreamHead;
+import dev.llmquota.provider.HeaderLookup;
+
+/**
+ * LangChain4j's HTTP client, governed, on the JDK's {@code HttpClient}: each call waits
+ * for admission on the calling thread (a stream on a thread of its own, so the model's
+ * streaming call returns at once), refusals are classified and retried or failed by
+ * llm-quota, and the answer's body is read on its way, so a stream holds its slot to its
+ * last byte and is charged its usage.
+ * <p>
+ * LangChain4j retries a blocking call that fails ({@code maxRetries}, 2 by default); so
+ * that retries never multiply, what llm-quota gives up on reaches it as a
+ * {@link NonRetriableException} whose cause is the contract exception, which it neither
+ * retries nor maps to an HTTP error. Requests llm-quota does not govern go to
+ * LangChain4j's own default client unchanged.
+ */
+final class LlmQuotaHttpClient implements HttpClient {
+
+	private static final List<String> ATTRIBUTES = List.of(LlmQuota.PRIORITY, LlmQuota.MODEL, LlmQuota.PROVIDER,
+			LlmQuota.SKIP, LlmQuota.MAX_WAIT);
+
+	/** Where streams wait for admission and are read, off the caller's thread. */
+	private static final ExecutorService STREAMS = Executors.newCachedThreadPool((task) -> {
+		Thread thread = new Thread(task, "llm-quota-langchain4j-stream");
+		thread.setDaemon(true);
+		return thread;
+	});
+
+	private final LlmQuotaCalls calls;
+
+	private final java.net.http.HttpClient client;
+
+	private final Duration readTimeout;
+
+	private volatile HttpClient plain;
+
+	LlmQuotaHttpClient(LlmQuotaCalls calls, java.net.http.HttpClient client, Duration readTimeout) {
+		this.calls = calls;
+		this.client = client;
+		this.readTimeout = readTimeout;
+	}
+
+	@Override
+	public SuccessfulHttpResponse execute(HttpRequest request) {
+		Map<String, Object> scope = scope();
+		Route route = route(request, scope);
+		if (route == null) {
+			return plain().execute(request);
+		}
+		Answer answer = exchange(route, request, scope);
+		try (InputStream body = answer.body()) {
+			byte[] bytes = body.readAllBytes();
+			if (answer.status() < 200 || answer.status() >= 300) {
+				// an answer llm-quota passes on as the provider sent it
+				throw new HttpException(answer.status(), new String(bytes, StandardCharsets.UTF_8));
+			}
+			return response(answer, bytes);
+		}
+		catch (IOException ex) {
+			throw failure(ex);
+		}
+	}
+
+	@Override
+	public void execute(HttpRequest request, ServerSentEventParser parser, ServerSentEventListener listener) {
+		Map<String, Object> scope = scope();
+		Route route = route(request, scope);
+		if (route == null) {
+			plain().execute(request, parser, listener);
+			return;
+		}
+		STREAMS.execute(() -> stream(route, request, scope, parser, listener));
+	}
+
+	private void stream(Route route, HttpRequest request, Map<String, Object> scope, ServerSentEventParser parser,
+			ServerSentEventListener listener) {
+		Answer answer;
+		try {
+			answer = exchange(route, request, scope);
+		}
+		catch (RuntimeException ex) {
+			quietly(() -> listener.onError(ex));
+			return;
+		}
+		try (InputStream body = answer.body()) {
+			if (answer.status() < 200 || answer.status() >= 300) {
+				HttpException refused = new HttpException(answer.status(),
+						new String(body.readAllBytes(), StandardCharsets.UTF_8));
+				quietly(() -> listener.onError(refused));
+				return;
+			}
+			quietly(() -> listener.onOpen(response(answer, null)));
+			parser.parse(body, listener);
+			quietly(listener::onClose);
+		}
+		catch (IOException | RuntimeException ex) {
+			quietly(() -> listener.onError(ex));
+		}
+	}
+
+	private Answer exchange(Route route, HttpRequest request, Map<String, Object> scope) {
+		URI uri = URI.create(request.url());
+		byte[] sent = (request.body() != null) ? request.body().getBytes(StandardCharsets.UTF_8) : new byte[0];
+		CallPlan plan = this.calls.plan(route, uri, sent, scope::get);
+		try {
+			return this.calls.exchange(plan, this.calls.deadline(plan, null), new Exchange(request, uri, plan));
+		}
+		catch (LlmQuotaException ex) {
+			// not retried again by LangChain4j, and not mapped to an HTTP error it would
+			// retry: its cause chain holds no HttpException
+			throw new NonRetriableException(ex.getMessage(), ex);
+		}
+		catch (IOException ex) {
+			throw failure(ex);
+		}
+	}
+
+	private Route route(HttpRequest request, Map<String, Object> scope) {
+		if (!request.formDataFields().isEmpty() || !request.formDataFiles().isEmpty()) {
+			// multipart uploads (audio, files) are not calls llm-quota meters
+			return null;
+		}
+		return this.calls.route(request.method().name(), URI.create(request.url()), (name) -> header(request, name),
+				scope::get);
+	}
+
+	private static String header(HttpRequest request, String name) {
+		for (Map.Entry<String, List<String>> header : request.headers().entrySet()) {
+			if (header.getKey().equalsIgnoreCase(name) && header.getValue() != null && !header.getValue().isEmpty()) {
+				return header.getValue().get(0);
+			}
+		}
+		return null;
+	}
+
+	/** A scope set with {@code LlmQuota.with(...)} on the calling thread. */
+	private static Map<String, Object> scope() {
+		Map<String, Object> scope = new HashMap<>();
+		for (String name : ATTRIBUTES) {
+			Object value = LlmQuota.current(name);
+			if (value != null) {
+				scope.put(name, value);
+			}
+		}
+		return scope;
+	}
+
+	private HttpClient plain() {
+		HttpClient client = this.plain;
+		if (client == null) {
+			synchronized (this) {
+				client = this.plain;
+				if (client == null) {
+					client = HttpClientBuilderLoader.loadHttpClientBuilder().readTimeout(this.readTimeout).build();
+					this.plain = client;
+				}
+			}
+		}
+		return client;
+	}
+
+	private static SuccessfulHttpResponse response(Answer answer, byte[] body) {
+		return SuccessfulHttpResponse.builder()
+			.statusCode(answer.status())
+			.headers(answer.headers().map())
+			.body(body)
+			.build();
+	}
+
+	/** As LangChain4j's own JDK client reports an I/O failure. */
+	private static RuntimeException failure(IOException ex) {
+		return (ex instanceof HttpTimeoutException) ? new TimeoutException(ex) : new UncheckedIOException(ex);
+	}
+
+	private static void quietly(Runnable signal) {
+		try {
+			signal.run();
+		}
+		catch (RuntimeException ex) {
+			// a listener's failure must not break the call's accounting
+		}
+	}
+
+	/** One attempt's answer: its head, and its body still to read. */
+	private record Answer(int status, HttpHeaders headers, InputStream body) {
+
+	}
+
+	/** One governed call over the JDK's client. */
+	private final class Exchange implements BlockingExchange<Answer> {
+
+		private final java.net.http.HttpRequest request;
+
+		Exchange(HttpRequest request, URI uri, CallPlan plan) {
+			java.net.http.HttpRequest.Builder builder = java.net.http.HttpRequest.newBuilder(uri)
+				.method(request.method().name(), java.net.http.HttpRequest.BodyPublishers.ofByteArray(plan.body()));
+			request.headers().forEach((name, values) -> {
+				if (values != null) {
+					values.forEach((value) -> builder.header(name, value));
+				}
+			});
+			if (LlmQuotaHttpClient.this.readTimeout != null) {
+				builder.timeout(LlmQuotaHttpClient.this.readTimeout);
+			}
+			this.request = builder.build();
+		}
+
+		@Override
+		public Answer send() throws IOException {
+			try {
+				HttpResponse<InputStream> response = LlmQuotaHttpClient.this.client.send(this.request,
+						HttpResponse.BodyHandlers.ofInputStream());
+				return new Answer(response.statusCode(), response.headers(), response.body());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new InterruptedIOException("Interrupted while waiting for the answer");
+			}
+		}
+
+		@Override
+		public int status(Answer answer) {
+			return answer.status();
+		}
+
+		@Override
+		public void discard(Answer answer) {
+			try {
+				answer.body().close();
+			}
+			catch (IOException ex) {
+				// nothing more to do with it
+			}
+		}
+
+		@Override
+		public HeaderLookup headers(Answer answer) {
+			return (name) -> answer.headers().firstValue(name).orElse(null);
+		}
+
+		@Override
+		public Answer readHead(Answer answer, StreamHead head) throws IOException {
+			return new Answer(answer.status(), answer.headers(), head.readFrom(answer.body()));
+		}
+
+		@Override
+		public byte[] readRefusal(Answer answer) throws IOException {
+			try (InputStream body = answer.body()) {
+				return body.readNBytes(LlmQuotaCalls.MAX_REFUSAL_BYTES);
+			}
+		}
+
+		@Override
+		public Answer follow(Answer answer, GovernedCall call) {
+			long length = answer.headers().firstValueAsLong("Content-Length").orElse(-1);
+			return new Answer(answer.status(), answer.headers(), new FollowingInputStream(answer.body(), call, length));
+		}
+
+		@Override
+		public Answer passOn(Answer answer, byte[] body) {
+			return new Answer(answer.status(), answer.headers(), new ByteArrayInputStream(body));
+		}
+
+	}
+
+}

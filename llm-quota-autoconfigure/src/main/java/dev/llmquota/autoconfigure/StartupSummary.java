@@ -36,7 +36,8 @@ final class StartupSummary implements SmartInitializingSingleton {
 			Map.entry("llmQuotaOpenAiHttpClientBuilderCustomizer", "Spring AI OpenAI"),
 			Map.entry("llmQuotaAnthropicHttpClientBuilderCustomizer", "Spring AI Anthropic"),
 			Map.entry("llmQuotaLangChain4jHttpClientBuilder",
-					"LangChain4j (models given llmQuotaLangChain4jHttpClientBuilder)"));
+					"LangChain4j (models given llmQuotaLangChain4jHttpClientBuilder)"),
+			Map.entry("llmQuotaAnthropicInterceptor", "Anthropic SDK (clients given llmQuotaAnthropicInterceptor)"));
 
 	private final QuotaEngine engine;
 

@@ -5,6 +5,7 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -195,6 +196,36 @@ public final class LlmQuotaCalls {
 			}
 		}
 		return this.routes.match(uri, headers);
+	}
+
+	/**
+	 * Returns the provider entry of a call whose client does not know its URL where
+	 * llm-quota sees it (Anthropic's SDK resolves its base URL below its interceptors):
+	 * the entry the {@code PROVIDER} attribute names, else the only entry of the dialect.
+	 * With several and none named, the call is not governed, and one WARN says how to
+	 * name it.
+	 * @param dialect the client's dialect
+	 * @param attributes the call's attributes
+	 * @return the route, or {@code null}
+	 */
+	public Route routeOf(DialectId dialect, Function<String, Object> attributes) {
+		Object provider = attributes.apply(LlmQuota.PROVIDER);
+		if (provider != null) {
+			Route named = this.routes.byId(provider.toString());
+			if (named != null) {
+				return named;
+			}
+		}
+		List<Route> candidates = this.routes.ofDialect(dialect);
+		if (candidates.size() == 1) {
+			return candidates.get(0);
+		}
+		LogOnce.warn("route of " + dialect,
+				"A " + dialect.name().toLowerCase(Locale.ROOT) + " client's call names no URL llm-quota can match, and "
+						+ candidates.size()
+						+ " provider entries have that dialect: it is not governed. Name the entry with"
+						+ " LlmQuota.with(LlmQuota.PROVIDER, \"<entry>\") around the call");
+		return null;
 	}
 
 	/**

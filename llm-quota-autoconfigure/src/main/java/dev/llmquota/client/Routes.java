@@ -52,6 +52,11 @@ final class Routes {
 		return this.byId.get(id);
 	}
 
+	/** The entries of one dialect. */
+	List<Route> ofDialect(DialectId dialect) {
+		return this.byId.values().stream().filter((route) -> route.dialect().id() == dialect).toList();
+	}
+
 	Route match(URI uri, HeaderLookup headers) {
 		if (this.entries.isEmpty()) {
 			return null;

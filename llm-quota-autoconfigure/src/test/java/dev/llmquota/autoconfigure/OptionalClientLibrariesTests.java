@@ -8,6 +8,7 @@ import java.util.Set;
 
 import javax.xml.parsers.DocumentBuilderFactory;
 
+import dev.llmquota.client.anthropic.LlmQuotaAnthropicInterceptor;
 import dev.llmquota.client.langchain4j.LlmQuotaHttpClientBuilder;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.client.restclient.LlmQuotaRestClientCustomizer;
@@ -38,13 +39,14 @@ class OptionalClientLibrariesTests {
 			"software.amazon.awssdk", "com.google.genai");
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(LlmQuotaAutoConfiguration.class,
-				LlmQuotaWebClientAutoConfiguration.class, LlmQuotaRestClientAutoConfiguration.class,
-				LlmQuotaOkHttpAutoConfiguration.class, LlmQuotaLangChain4jAutoConfiguration.class))
+		.withConfiguration(
+				AutoConfigurations.of(LlmQuotaAutoConfiguration.class, LlmQuotaWebClientAutoConfiguration.class,
+						LlmQuotaRestClientAutoConfiguration.class, LlmQuotaOkHttpAutoConfiguration.class,
+						LlmQuotaLangChain4jAutoConfiguration.class, LlmQuotaSdkAutoConfiguration.class))
 		.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com");
 
 	@ParameterizedTest
-	@ValueSource(strings = { "dev.langchain4j", "okhttp3", "org.apache.hc", "org.springframework.ai" })
+	@ValueSource(strings = { "dev.langchain4j", "okhttp3", "org.apache.hc", "org.springframework.ai", "com.anthropic" })
 	void withOneClientLibraryAbsentTheApplicationStartsAndTheOthersStayGoverned(String absent) {
 		this.runner.withClassLoader(new FilteredClassLoader(absent)).run((context) -> {
 			assertThat(context).hasNotFailed();
@@ -55,6 +57,8 @@ class OptionalClientLibrariesTests {
 				.hasSize(absent.equals("dev.langchain4j") ? 0 : 1);
 			assertThat(context.getBeansOfType(LlmQuotaOkHttpInterceptor.class))
 				.hasSize(absent.equals("okhttp3") ? 0 : 1);
+			assertThat(context.getBeansOfType(LlmQuotaAnthropicInterceptor.class))
+				.hasSize(absent.equals("com.anthropic") ? 0 : 1);
 		});
 	}
 

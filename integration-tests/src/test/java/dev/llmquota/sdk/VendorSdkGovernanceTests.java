@@ -1,0 +1,262 @@
+package dev.llmquota.sdk;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
+
+import com.anthropic.client.AnthropicClient;
+import com.anthropic.client.okhttp.AnthropicOkHttpClient;
+import com.anthropic.core.http.StreamResponse;
+import com.anthropic.models.messages.MessageCreateParams;
+import com.anthropic.models.messages.RawMessageStreamEvent;
+import com.openai.client.OpenAIClient;
+import com.openai.client.OpenAIClientImpl;
+import com.openai.core.ClientOptions;
+import com.openai.models.chat.completions.ChatCompletionChunk;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import dev.llmquota.QuotaExhaustedException;
+import dev.llmquota.client.anthropic.LlmQuotaAnthropicInterceptor;
+import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.test.simulator.Fault;
+import dev.llmquota.test.simulator.ProviderSimulator;
+import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
+import dev.llmquota.test.simulator.RequestRecord;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The vendors' Java SDKs built by hand, their retry settings at their defaults:
+ * Anthropic's client with llm-quota's interceptor bean, OpenAI's with llm-quota's OkHttp
+ * interceptor on the OkHttp client it is given. Each SDK's own attempts are counted by an
+ * interceptor of the test's, outside llm-quota's.
+ */
+class VendorSdkGovernanceTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+	private static final class Setup implements AutoCloseable {
+
+		final ProviderSimulator simulator;
+
+		final ConfigurableApplicationContext context;
+
+		final AtomicInteger attempts = new AtomicInteger();
+
+		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
+			ProviderSimulatorBuilder sim = ProviderSimulator.builder()
+				.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(50)).fixedOutputTokens(5));
+			simulator.accept(sim);
+			this.simulator = sim.start();
+			String base = this.simulator.baseUrl();
+			List<String> all = new ArrayList<>(List.of("spring.main.banner-mode=off",
+					"spring.reactor.netty.shutdown-quiet-period=0s", "spring.ai.openai.api-key=test-key",
+					"spring.ai.anthropic.api-key=test-key", "llm.quota.providers.openai.base-url=" + base + "/v1",
+					"llm.quota.providers.openai.add-stream-usage=true",
+					"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
+					"llm.quota.providers.openai.models.gpt-4o.concurrent-requests=1",
+					"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
+					"llm.quota.providers.anthropic.dialect=anthropic",
+					"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000",
+					"llm.quota.providers.anthropic.models.claude-sonnet-4-5.concurrent-requests=1"));
+			all.addAll(List.of(properties));
+			try {
+				this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
+					.properties(all.toArray(String[]::new))
+					.run();
+			}
+			catch (RuntimeException ex) {
+				this.simulator.close();
+				throw ex;
+			}
+		}
+
+		AnthropicClient anthropic() {
+			return AnthropicOkHttpClient.builder()
+				.baseUrl(this.simulator.baseUrl())
+				.apiKey("test-key")
+				.addInterceptor((client) -> {
+					// outside llm-quota's: the SDK's own attempts
+					return new CountingAnthropicClient(client, this.attempts);
+				})
+				.addInterceptor(this.context.getBean(LlmQuotaAnthropicInterceptor.class))
+				.build();
+		}
+
+		OpenAIClient openAi() {
+			okhttp3.OkHttpClient okHttp = new okhttp3.OkHttpClient.Builder().addInterceptor((chain) -> {
+				this.attempts.incrementAndGet();
+				return chain.proceed(chain.request());
+			}).addInterceptor(this.context.getBean(LlmQuotaOkHttpInterceptor.class)).build();
+			return new OpenAIClientImpl(ClientOptions.builder()
+				.httpClient(new com.openai.client.okhttp.OkHttpClient(okHttp))
+				.baseUrl(this.simulator.baseUrl() + "/v1")
+				.apiKey("test-key")
+				.build());
+		}
+
+		Pool pool(String provider, String model) {
+			return this.context.getBean(QuotaEngine.class).pool(provider, model);
+		}
+
+		int inFlight(Pool pool) {
+			return this.context.getBean(QuotaEngine.class).inFlight(pool.account());
+		}
+
+		@Override
+		public void close() {
+			try {
+				this.context.close();
+			}
+			finally {
+				this.simulator.close();
+			}
+		}
+
+	}
+
+	private static MessageCreateParams message(String text) {
+		return MessageCreateParams.builder().model("claude-sonnet-4-5").maxTokens(20).addUserMessage(text).build();
+	}
+
+	private static ChatCompletionCreateParams completion(String text) {
+		return ChatCompletionCreateParams.builder()
+			.model("gpt-4o")
+			.maxCompletionTokens(20)
+			.addUserMessage(text)
+			.build();
+	}
+
+	@Test
+	void anthropicCallsArePacedAndStreamsChargedTheirUsage() throws Exception {
+		try (Setup setup = new Setup(
+				(sim) -> sim.model("claude-sonnet-4-5", (limits) -> limits.concurrentRequests(1)))) {
+			AnthropicClient client = setup.anthropic();
+			List<? extends CompletableFuture<?>> calls = IntStream.range(0, 4)
+				.mapToObj((i) -> CompletableFuture.supplyAsync(() -> client.messages().create(message("Call " + i))))
+				.toList();
+			for (CompletableFuture<?> call : calls) {
+				call.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			}
+			assertThat(setup.simulator.requestLog().records()).hasSize(4)
+				.allSatisfy((record) -> assertThat(record.outcome()).isEqualTo(RequestRecord.Outcome.COMPLETED));
+			Pool pool = setup.pool("anthropic", "claude-sonnet-4-5");
+			assertThat(pool.stats().billedOutput()).isEqualTo(20);
+			try (StreamResponse<RawMessageStreamEvent> stream = client.messages().createStreaming(message("Stream."))) {
+				assertThat(stream.stream().count()).isPositive();
+			}
+			await().atMost(PATIENCE).until(() -> pool.stats().billedOutput() == 25 && setup.inFlight(pool) == 0);
+		}
+	}
+
+	@Test
+	void openAiCallsArePacedAndStreamsChargedTheirUsage() throws Exception {
+		try (Setup setup = new Setup((sim) -> sim.model("gpt-4o", (limits) -> limits.concurrentRequests(1)))) {
+			OpenAIClient client = setup.openAi();
+			List<? extends CompletableFuture<?>> calls = IntStream.range(0, 4)
+				.mapToObj((i) -> CompletableFuture
+					.supplyAsync(() -> client.chat().completions().create(completion("Call " + i))))
+				.toList();
+			for (CompletableFuture<?> call : calls) {
+				call.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			}
+			assertThat(setup.simulator.requestLog().records()).hasSize(4)
+				.allSatisfy((record) -> assertThat(record.outcome()).isEqualTo(RequestRecord.Outcome.COMPLETED));
+			Pool pool = setup.pool("openai", "gpt-4o");
+			assertThat(pool.stats().billedOutput()).isEqualTo(20);
+			try (com.openai.core.http.StreamResponse<ChatCompletionChunk> stream = client.chat()
+				.completions()
+				.createStreaming(completion("Stream."))) {
+				assertThat(stream.stream().count()).isPositive();
+			}
+			await().atMost(PATIENCE).until(() -> pool.stats().billedOutput() == 25 && setup.inFlight(pool) == 0);
+		}
+	}
+
+	@Test
+	void aProviderRefusingEveryCallSeesExactlyLlmQuotasAttemptsAndEachSdkMakesOne() {
+		try (Setup setup = new Setup((sim) -> sim.faultRate(Fault.RATE_LIMITED, 1.0),
+				"llm.quota.retry.max-attempts=3")) {
+			setup.simulator.faults().rateLimitWait(Duration.ofMillis(20));
+			assertThatException().isThrownBy(() -> setup.anthropic().messages().create(message("Hello.")));
+			assertThat(setup.simulator.requestLog().records()).as("requests of an Anthropic call").hasSize(3);
+			assertThat(setup.attempts.get()).as("the Anthropic SDK's attempts").isOne();
+			assertThatException().isThrownBy(() -> setup.openAi().chat().completions().create(completion("Hello.")));
+			assertThat(setup.simulator.requestLog().records()).as("and of an OpenAI call").hasSize(6);
+			assertThat(setup.attempts.get()).as("and the OpenAI SDK's").isEqualTo(2);
+		}
+	}
+
+	@Test
+	void aSpentQuotaReachesTheProviderOnceAndEachSdkAttemptsOncePerCall() {
+		try (Setup setup = new Setup((sim) -> sim.exhausted(true))) {
+			AnthropicClient anthropic = setup.anthropic();
+			for (int i = 0; i < 2; i++) {
+				assertThatException().isThrownBy(() -> anthropic.messages().create(message("Hello.")));
+			}
+			assertThat(setup.simulator.requestLog().records()).hasSize(1);
+			assertThat(setup.attempts.get()).isEqualTo(2);
+			// the second call failed fast, before the provider: llm-quota's own exception
+			assertThatException().isThrownBy(() -> anthropic.messages().create(message("Hello.")))
+				.isInstanceOf(QuotaExhaustedException.class);
+		}
+	}
+
+	/**
+	 * Counts the attempts of Anthropic's SDK, each of which goes through its
+	 * interceptors.
+	 */
+	private static final class CountingAnthropicClient implements com.anthropic.core.http.HttpClient {
+
+		private final com.anthropic.core.http.HttpClient client;
+
+		private final AtomicInteger attempts;
+
+		CountingAnthropicClient(com.anthropic.core.http.HttpClient client, AtomicInteger attempts) {
+			this.client = client;
+			this.attempts = attempts;
+		}
+
+		@Override
+		public com.anthropic.core.http.HttpResponse execute(com.anthropic.core.http.HttpRequest request,
+				com.anthropic.core.RequestOptions options) {
+			this.attempts.incrementAndGet();
+			return this.client.execute(request, options);
+		}
+
+		@Override
+		public CompletableFuture<com.anthropic.core.http.HttpResponse> executeAsync(
+				com.anthropic.core.http.HttpRequest request, com.anthropic.core.RequestOptions options) {
+			this.attempts.incrementAndGet();
+			return this.client.executeAsync(request, options);
+		}
+
+		@Override
+		public void close() {
+			this.client.close();
+		}
+
+	}
+
+}

@@ -2,6 +2,7 @@ package dev.llmquota.autoconfigure;
 
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.anthropic.LlmQuotaAnthropicInterceptor;
+import dev.llmquota.client.aws.LlmQuotaAwsHttpClients;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -17,6 +18,19 @@ import org.springframework.context.annotation.Configuration;
 @AutoConfiguration(after = LlmQuotaAutoConfiguration.class)
 @ConditionalOnBean(LlmQuotaCalls.class)
 public final class LlmQuotaSdkAutoConfiguration {
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "software.amazon.awssdk.http.SdkHttpClient",
+			"software.amazon.awssdk.core.exception.NonRetryableException" })
+	static class AwsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		LlmQuotaAwsHttpClients llmQuotaAwsHttpClients(LlmQuotaCalls calls) {
+			return new LlmQuotaAwsHttpClients(calls);
+		}
+
+	}
 
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "com.anthropic.core.http.Interceptor")

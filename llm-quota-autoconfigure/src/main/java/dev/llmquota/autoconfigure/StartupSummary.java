@@ -37,7 +37,8 @@ final class StartupSummary implements SmartInitializingSingleton {
 			Map.entry("llmQuotaAnthropicHttpClientBuilderCustomizer", "Spring AI Anthropic"),
 			Map.entry("llmQuotaLangChain4jHttpClientBuilder",
 					"LangChain4j (models given llmQuotaLangChain4jHttpClientBuilder)"),
-			Map.entry("llmQuotaAnthropicInterceptor", "Anthropic SDK (clients given llmQuotaAnthropicInterceptor)"));
+			Map.entry("llmQuotaAnthropicInterceptor", "Anthropic SDK (clients given llmQuotaAnthropicInterceptor)"),
+			Map.entry("llmQuotaAwsHttpClients", "AWS SDK (clients built on llmQuotaAwsHttpClients)"));
 
 	private final QuotaEngine engine;
 

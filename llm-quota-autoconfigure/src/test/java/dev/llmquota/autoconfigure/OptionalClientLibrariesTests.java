@@ -9,6 +9,7 @@ import java.util.Set;
 import javax.xml.parsers.DocumentBuilderFactory;
 
 import dev.llmquota.client.anthropic.LlmQuotaAnthropicInterceptor;
+import dev.llmquota.client.aws.LlmQuotaAwsHttpClients;
 import dev.llmquota.client.langchain4j.LlmQuotaHttpClientBuilder;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.client.restclient.LlmQuotaRestClientCustomizer;
@@ -46,7 +47,8 @@ class OptionalClientLibrariesTests {
 		.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com");
 
 	@ParameterizedTest
-	@ValueSource(strings = { "dev.langchain4j", "okhttp3", "org.apache.hc", "org.springframework.ai", "com.anthropic" })
+	@ValueSource(strings = { "dev.langchain4j", "okhttp3", "org.apache.hc", "org.springframework.ai", "com.anthropic",
+			"software.amazon.awssdk", "com.google.genai" })
 	void withOneClientLibraryAbsentTheApplicationStartsAndTheOthersStayGoverned(String absent) {
 		this.runner.withClassLoader(new FilteredClassLoader(absent)).run((context) -> {
 			assertThat(context).hasNotFailed();
@@ -59,6 +61,8 @@ class OptionalClientLibrariesTests {
 				.hasSize(absent.equals("okhttp3") ? 0 : 1);
 			assertThat(context.getBeansOfType(LlmQuotaAnthropicInterceptor.class))
 				.hasSize(absent.equals("com.anthropic") ? 0 : 1);
+			assertThat(context.getBeansOfType(LlmQuotaAwsHttpClients.class))
+				.hasSize(absent.equals("software.amazon.awssdk") ? 0 : 1);
 		});
 	}
 

@@ -1,0 +1,529 @@
+package dev.llmquota.client.aws;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.llmquota.LlmQuota;
+import dev.llmquota.LlmQuotaException;
+import dev.llmquota.client.BlockingExchange;
+import dev.llmquota.client.CallPlan;
+import dev.llmquota.client.FollowingInputStream;
+import dev.llmquota.client.GovernedCall;
+import dev.llmquota.client.LlmQuotaCalls;
+import dev.llmquota.client.Outcome;
+import dev.llmquota.client.Route;
+import dev.llmquota.client.StreamHead;
+import dev.llmquota.core.Mode;
+import dev.llmquota.provider.HeaderLookup;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import software.amazon.awssdk.core.exception.NonRetryableException;
+import software.amazon.awssdk.http.AbortableInputStream;
+import software.amazon.awssdk.http.ExecutableHttpRequest;
+import software.amazon.awssdk.http.HttpExecuteRequest;
+import software.amazon.awssdk.http.HttpExecuteResponse;
+import software.amazon.awssdk.http.SdkHttpClient;
+import software.amazon.awssdk.http.SdkHttpRequest;
+import software.amazon.awssdk.http.SdkHttpResponse;
+import software.amazon.awssdk.http.async.AsyncExecuteRequest;
+import software.amazon.awssdk.http.async.SdkAsyncHttpClient;
+import software.amazon.awssdk.http.async.SdkAsyncHttpResponseHandler;
+import software.amazon.awssdk.http.async.SdkHttpContentPublisher;
+
+/**
+ * Governs the AWS SDK's calls to Bedrock: wrap the HTTP client a
+ * {@code BedrockRuntimeClient} or {@code BedrockRuntimeAsyncClient} is built with.
+ *
+ * <pre class="code">
+ * BedrockRuntimeClient bedrock = BedrockRuntimeClient.builder()
+ *     .httpClient(llmQuotaAwsHttpClients.govern(ApacheHttpClient.create()))
+ *     .build();
+ * </pre>
+ *
+ * The SDK signs each request before it reaches the HTTP client; the very bytes it signed
+ * are sent. Its retry strategy (three retries of throttling and server errors by default)
+ * sits above the HTTP client, so what llm-quota gives up on reaches it as a
+ * {@link NonRetryableException} whose cause is the contract exception: the SDK does not
+ * retry it. The asynchronous client waits for admission without a thread, and its event
+ * streams (ConverseStream, InvokeModelWithResponseStream) hold their slot to the last
+ * byte and are charged from their metadata.
+ */
+public final class LlmQuotaAwsHttpClients {
+
+	private final LlmQuotaCalls calls;
+
+	/**
+	 * Creates the factory.
+	 * @param calls the call support
+	 */
+	public LlmQuotaAwsHttpClients(LlmQuotaCalls calls) {
+		this.calls = calls;
+	}
+
+	/**
+	 * Governs a synchronous HTTP client.
+	 * @param client the client the SDK would use
+	 * @return the governed client, which closes the given one when closed
+	 */
+	public SdkHttpClient govern(SdkHttpClient client) {
+		return new GovernedClient(client);
+	}
+
+	/**
+	 * Governs an asynchronous HTTP client.
+	 * @param client the client the SDK would use
+	 * @return the governed client, which closes the given one when closed
+	 */
+	public SdkAsyncHttpClient govern(SdkAsyncHttpClient client) {
+		return new GovernedAsyncClient(client);
+	}
+
+	private Route route(SdkHttpRequest request) {
+		return this.calls.route(request.method().name(), request.getUri(),
+				(name) -> request.firstMatchingHeader(name).orElse(null), LlmQuota::current);
+	}
+
+	/** What the SDK gets when llm-quota gives up: an exception it does not retry. */
+	private static NonRetryableException giveUp(RuntimeException failure) {
+		return NonRetryableException.builder().message(failure.getMessage()).cause(failure).build();
+	}
+
+	/**
+	 * An answer llm-quota passes on as the provider sent it: one the SDK would retry
+	 * (throttling, server errors) after llm-quota's own attempts would multiply them, so
+	 * it fails as not to be retried; any other reaches the SDK unchanged.
+	 */
+	private static boolean retriedBySdk(CallPlan plan, int status) {
+		return plan.pool().spec().mode() == Mode.ENFORCE && (status == 429 || status >= 500);
+	}
+
+	/** The SDK's synchronous HTTP client, each call governed. */
+	private final class GovernedClient implements SdkHttpClient {
+
+		private final SdkHttpClient client;
+
+		GovernedClient(SdkHttpClient client) {
+			this.client = client;
+		}
+
+		@Override
+		public ExecutableHttpRequest prepareRequest(HttpExecuteRequest request) {
+			Route route = route(request.httpRequest());
+			if (route == null) {
+				return this.client.prepareRequest(request);
+			}
+			return new GovernedRequest(this.client, request, route);
+		}
+
+		@Override
+		public String clientName() {
+			return this.client.clientName();
+		}
+
+		@Override
+		public void close() {
+			this.client.close();
+		}
+
+	}
+
+	/** One call of the synchronous client: every attempt through admission. */
+	private final class GovernedRequest implements ExecutableHttpRequest, BlockingExchange<HttpExecuteResponse> {
+
+		private final SdkHttpClient client;
+
+		private final HttpExecuteRequest request;
+
+		private final Route route;
+
+		private final AtomicBoolean aborted = new AtomicBoolean();
+
+		private volatile ExecutableHttpRequest current;
+
+		private CallPlan plan;
+
+		GovernedRequest(SdkHttpClient client, HttpExecuteRequest request, Route route) {
+			this.client = client;
+			this.request = request;
+			this.route = route;
+		}
+
+		@Override
+		public HttpExecuteResponse call() throws IOException {
+			byte[] body = read(this.request);
+			URI uri = this.request.httpRequest().getUri();
+			this.plan = LlmQuotaAwsHttpClients.this.calls.plan(this.route, uri, body, LlmQuota::current);
+			try {
+				return LlmQuotaAwsHttpClients.this.calls.exchange(this.plan,
+						LlmQuotaAwsHttpClients.this.calls.deadline(this.plan, null), this);
+			}
+			catch (LlmQuotaException ex) {
+				throw giveUp(ex);
+			}
+		}
+
+		@Override
+		public void abort() {
+			this.aborted.set(true);
+			ExecutableHttpRequest attempt = this.current;
+			if (attempt != null) {
+				attempt.abort();
+			}
+		}
+
+		@Override
+		public HttpExecuteResponse send() throws IOException {
+			if (this.aborted.get()) {
+				throw new IOException("The request was aborted");
+			}
+			byte[] body = this.plan.body();
+			HttpExecuteRequest.Builder attempt = HttpExecuteRequest.builder()
+				.request(this.request.httpRequest())
+				.contentStreamProvider(() -> new ByteArrayInputStream(body));
+			this.request.metricCollector().ifPresent(attempt::metricCollector);
+			this.current = this.client.prepareRequest(attempt.build());
+			return this.current.call();
+		}
+
+		@Override
+		public int status(HttpExecuteResponse response) {
+			return response.httpResponse().statusCode();
+		}
+
+		@Override
+		public void discard(HttpExecuteResponse response) {
+			response.responseBody().ifPresent((body) -> {
+				try {
+					body.close();
+				}
+				catch (IOException ex) {
+					// nothing more to do with it
+				}
+			});
+		}
+
+		@Override
+		public HeaderLookup headers(HttpExecuteResponse response) {
+			return (name) -> response.httpResponse().firstMatchingHeader(name).orElse(null);
+		}
+
+		@Override
+		public HttpExecuteResponse readHead(HttpExecuteResponse response, StreamHead head) throws IOException {
+			InputStream body = response.responseBody()
+				.map(InputStream.class::cast)
+				.orElse(InputStream.nullInputStream());
+			return respond(response.httpResponse(), head.readFrom(body));
+		}
+
+		@Override
+		public byte[] readRefusal(HttpExecuteResponse response) throws IOException {
+			if (response.responseBody().isEmpty()) {
+				return new byte[0];
+			}
+			try (InputStream body = response.responseBody().get()) {
+				return body.readNBytes(LlmQuotaCalls.MAX_REFUSAL_BYTES);
+			}
+		}
+
+		@Override
+		public HttpExecuteResponse follow(HttpExecuteResponse response, GovernedCall call) {
+			InputStream body = response.responseBody()
+				.map(InputStream.class::cast)
+				.orElse(InputStream.nullInputStream());
+			long length = response.httpResponse()
+				.firstMatchingHeader("Content-Length")
+				.map(LlmQuotaAwsHttpClients::parseLength)
+				.orElse(-1L);
+			return respond(response.httpResponse(), new FollowingInputStream(body, call, length));
+		}
+
+		@Override
+		public HttpExecuteResponse passOn(HttpExecuteResponse response, byte[] body) {
+			int status = response.httpResponse().statusCode();
+			if (retriedBySdk(this.plan, status)) {
+				throw NonRetryableException.create("The provider answered " + status + " after llm-quota's attempts: "
+						+ new String(body, StandardCharsets.UTF_8));
+			}
+			return respond(response.httpResponse(), new ByteArrayInputStream(body));
+		}
+
+		@Override
+		public HttpExecuteResponse failAfterAnswer(HttpExecuteResponse response, byte[] body,
+				RuntimeException failure) {
+			throw giveUp(failure);
+		}
+
+		private HttpExecuteResponse respond(SdkHttpResponse head, InputStream body) {
+			return HttpExecuteResponse.builder()
+				.response(head)
+				.responseBody(AbortableInputStream.create(body, this::abort))
+				.build();
+		}
+
+		private static byte[] read(HttpExecuteRequest request) throws IOException {
+			if (request.contentStreamProvider().isEmpty()) {
+				return new byte[0];
+			}
+			try (InputStream in = request.contentStreamProvider().get().newStream()) {
+				return in.readAllBytes();
+			}
+		}
+
+	}
+
+	private static long parseLength(String value) {
+		try {
+			return Long.parseLong(value.trim());
+		}
+		catch (NumberFormatException ex) {
+			return -1;
+		}
+	}
+
+	/** The SDK's asynchronous HTTP client, each call governed without a thread. */
+	private final class GovernedAsyncClient implements SdkAsyncHttpClient {
+
+		private final SdkAsyncHttpClient client;
+
+		GovernedAsyncClient(SdkAsyncHttpClient client) {
+			this.client = client;
+		}
+
+		@Override
+		public CompletableFuture<Void> execute(AsyncExecuteRequest request) {
+			Route route = route(request.request());
+			if (route == null) {
+				return this.client.execute(request);
+			}
+			CompletableFuture<Void> result = new CompletableFuture<>();
+			Flux.from(request.requestContentPublisher()).reduce(new ByteArrayOutputStream(), (out, buffer) -> {
+				byte[] bytes = new byte[buffer.remaining()];
+				buffer.duplicate().get(bytes);
+				out.writeBytes(bytes);
+				return out;
+			}).map(ByteArrayOutputStream::toByteArray).defaultIfEmpty(new byte[0]).subscribe((body) -> {
+				CallPlan plan = LlmQuotaAwsHttpClients.this.calls.plan(route, request.request().getUri(), body,
+						LlmQuota::current);
+				new AsyncCall(this.client, request, plan, result).attempt(1);
+			}, (error) -> fail(request, result, error));
+			return result;
+		}
+
+		@Override
+		public String clientName() {
+			return this.client.clientName();
+		}
+
+		@Override
+		public void close() {
+			this.client.close();
+		}
+
+	}
+
+	private static void fail(AsyncExecuteRequest request, CompletableFuture<Void> result, Throwable error) {
+		try {
+			request.responseHandler().onError(error);
+		}
+		finally {
+			result.completeExceptionally(error);
+		}
+	}
+
+	/** One call of the asynchronous client, attempt after attempt. */
+	private final class AsyncCall {
+
+		private final SdkAsyncHttpClient client;
+
+		private final AsyncExecuteRequest request;
+
+		private final CallPlan plan;
+
+		private final long deadline;
+
+		private final CompletableFuture<Void> result;
+
+		AsyncCall(SdkAsyncHttpClient client, AsyncExecuteRequest request, CallPlan plan,
+				CompletableFuture<Void> result) {
+			this.client = client;
+			this.request = request;
+			this.plan = plan;
+			this.deadline = LlmQuotaAwsHttpClients.this.calls.deadline(plan, null);
+			this.result = result;
+		}
+
+		void attempt(int attempt) {
+			LlmQuotaAwsHttpClients.this.calls.admit(this.plan, this.deadline).subscribe((permit) -> {
+				GovernedCall call = LlmQuotaAwsHttpClients.this.calls.start(this.plan, permit);
+				Handler handler = new Handler(call, attempt);
+				AsyncExecuteRequest.Builder sent = AsyncExecuteRequest.builder()
+					.request(this.request.request())
+					.requestContentPublisher(new BytesPublisher(this.plan.body()))
+					.responseHandler(handler)
+					.fullDuplex(this.request.fullDuplex())
+					.httpExecutionAttributes(this.request.httpExecutionAttributes());
+				this.request.metricCollector().ifPresent(sent::metricCollector);
+				this.client.execute(sent.build()).whenComplete((ignored, error) -> handler.ended(error));
+			}, (error) -> fail(this.request, this.result,
+					(error instanceof LlmQuotaException quota) ? giveUp(quota) : error));
+		}
+
+		/** Takes one attempt's answer: hands a success on, and decides on a refusal. */
+		private final class Handler implements SdkAsyncHttpResponseHandler {
+
+			private final GovernedCall call;
+
+			private final int attempt;
+
+			private SdkHttpResponse head;
+
+			private volatile boolean passing;
+
+			private volatile boolean decided;
+
+			Handler(GovernedCall call, int attempt) {
+				this.call = call;
+				this.attempt = attempt;
+			}
+
+			@Override
+			public void onHeaders(SdkHttpResponse response) {
+				this.head = response;
+				this.call.onResponse(response.statusCode(), (name) -> response.firstMatchingHeader(name).orElse(null));
+				if (response.statusCode() < 400) {
+					this.passing = true;
+					AsyncCall.this.request.responseHandler().onHeaders(response);
+				}
+			}
+
+			@Override
+			public void onStream(Publisher<ByteBuffer> stream) {
+				if (this.passing) {
+					AsyncCall.this.request.responseHandler()
+						.onStream(Flux.from(stream)
+							.doOnNext(this.call::onBody)
+							.doOnComplete(this.call::onComplete)
+							.doOnError((error) -> this.call.onAbort())
+							.doOnCancel(this.call::onAbort));
+					return;
+				}
+				Flux.from(stream).reduce(new ByteArrayOutputStream(), (out, buffer) -> {
+					if (out.size() < LlmQuotaCalls.MAX_REFUSAL_BYTES) {
+						byte[] bytes = new byte[buffer.remaining()];
+						buffer.duplicate().get(bytes);
+						out.writeBytes(bytes);
+					}
+					return out;
+				})
+					.map(ByteArrayOutputStream::toByteArray)
+					.defaultIfEmpty(new byte[0])
+					.subscribe(this::refused, (error) -> {
+						this.call.onAbort();
+						settle(error);
+					});
+			}
+
+			private void refused(byte[] body) {
+				SdkHttpResponse response = this.head;
+				Outcome outcome;
+				try {
+					// the penalty is in the books before the slots go back
+					outcome = LlmQuotaAwsHttpClients.this.calls.answered(this.call, response.statusCode(),
+							(name) -> response.firstMatchingHeader(name).orElse(null), body, this.attempt,
+							AsyncCall.this.deadline);
+				}
+				finally {
+					this.call.onBody(ByteBuffer.wrap(body));
+					this.call.onComplete();
+				}
+				this.decided = true;
+				switch (outcome.action()) {
+					case RETRY -> Mono.delay(outcome.delay()).subscribe((ignored) -> attempt(this.attempt + 1));
+					case FAIL -> settle(giveUp(outcome.failure()));
+					default -> {
+						if (retriedBySdk(AsyncCall.this.plan, response.statusCode())) {
+							settle(NonRetryableException.create("The provider answered " + response.statusCode()
+									+ " after llm-quota's attempts: " + new String(body, StandardCharsets.UTF_8)));
+						}
+						else {
+							SdkAsyncHttpResponseHandler handler = AsyncCall.this.request.responseHandler();
+							handler.onHeaders(response);
+							handler.onStream(Flux.just(ByteBuffer.wrap(body)));
+							AsyncCall.this.result.complete(null);
+						}
+					}
+				}
+			}
+
+			@Override
+			public void onError(Throwable error) {
+				if (this.head == null) {
+					this.call.onNoResponse();
+				}
+				else {
+					this.call.onAbort();
+				}
+				if (this.passing || !this.decided) {
+					this.decided = true;
+					settle(error);
+				}
+			}
+
+			/** The attempt's exchange ended: a success hands its end on. */
+			void ended(Throwable error) {
+				if (!this.passing) {
+					if (error != null && !this.decided) {
+						this.call.onNoResponse();
+						this.decided = true;
+						settle(error);
+					}
+					return;
+				}
+				if (error != null) {
+					AsyncCall.this.result.completeExceptionally(error);
+				}
+				else {
+					AsyncCall.this.result.complete(null);
+				}
+			}
+
+			private void settle(Throwable error) {
+				fail(AsyncCall.this.request, AsyncCall.this.result, error);
+			}
+
+		}
+
+	}
+
+	/** A request body of known bytes, which each attempt sends again. */
+	private static final class BytesPublisher implements SdkHttpContentPublisher {
+
+		private final byte[] bytes;
+
+		BytesPublisher(byte[] bytes) {
+			this.bytes = bytes;
+		}
+
+		@Override
+		public Optional<Long> contentLength() {
+			return Optional.of((long) this.bytes.length);
+		}
+
+		@Override
+		public void subscribe(Subscriber<? super ByteBuffer> subscriber) {
+			Flux.just(ByteBuffer.wrap(this.bytes)).subscribe(subscriber);
+		}
+
+	}
+
+}

@@ -26,11 +26,15 @@ import dev.llmquota.test.simulator.RequestRecord;
 import okhttp3.OkHttpClient;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.ai.chat.model.ChatModel;
+import org.springframework.ai.google.genai.GoogleGenAiChatModel;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -54,6 +58,26 @@ class GoogleGenAiGovernanceTests {
 
 	}
 
+	/**
+	 * An application that gives Spring AI's Google GenAI model its client: Spring AI's
+	 * own backs off for a {@code Client} bean of the context.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class WithClient {
+
+		@Bean
+		Client googleGenAiClient(LlmQuotaOkHttpInterceptor interceptor, Environment environment) {
+			return Client.builder()
+				.apiKey("test-key")
+				.httpOptions(HttpOptions.builder().baseUrl(environment.getProperty("simulator.base-url")).build())
+				.clientOptions(ClientOptions.builder()
+					.customHttpClient(new OkHttpClient.Builder().addInterceptor(interceptor).build())
+					.build())
+				.build();
+		}
+
+	}
+
 	private static final class Setup implements AutoCloseable {
 
 		final ProviderSimulator simulator;
@@ -63,20 +87,27 @@ class GoogleGenAiGovernanceTests {
 		final AtomicInteger attempts = new AtomicInteger();
 
 		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
+			this(App.class, simulator, properties);
+		}
+
+		Setup(Class<?> application, Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
 			ProviderSimulatorBuilder sim = ProviderSimulator.builder()
 				.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(50)).fixedOutputTokens(5));
 			simulator.accept(sim);
 			this.simulator = sim.start();
-			List<String> all = new ArrayList<>(
-					List.of("spring.main.banner-mode=off", "spring.reactor.netty.shutdown-quiet-period=0s",
-							"spring.ai.openai.api-key=test-key", "spring.ai.anthropic.api-key=test-key",
-							"llm.quota.providers.gemini.base-url=" + this.simulator.baseUrl(),
-							"llm.quota.providers.gemini.dialect=gemini",
-							"llm.quota.providers.gemini.models.[" + MODEL + "].requests-per-minute=600",
-							"llm.quota.providers.gemini.models.[" + MODEL + "].concurrent-requests=1"));
+			List<String> all = new ArrayList<>(List.of("spring.main.banner-mode=off",
+					"spring.reactor.netty.shutdown-quiet-period=0s", "spring.ai.openai.api-key=test-key",
+					"spring.ai.anthropic.api-key=test-key", "spring.ai.google.genai.api-key=test-key",
+					"spring.ai.google.genai.chat.options.model=" + MODEL,
+					"spring.ai.google.genai.chat.options.max-output-tokens=20",
+					"simulator.base-url=" + this.simulator.baseUrl(),
+					"llm.quota.providers.gemini.base-url=" + this.simulator.baseUrl(),
+					"llm.quota.providers.gemini.dialect=gemini",
+					"llm.quota.providers.gemini.models.[" + MODEL + "].requests-per-minute=600",
+					"llm.quota.providers.gemini.models.[" + MODEL + "].concurrent-requests=1"));
 			all.addAll(List.of(properties));
 			try {
-				this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
+				this.context = new SpringApplicationBuilder(App.class, application).web(WebApplicationType.NONE)
 					.properties(all.toArray(String[]::new))
 					.run();
 			}
@@ -134,6 +165,9 @@ class GoogleGenAiGovernanceTests {
 			for (CompletableFuture<?> call : calls) {
 				call.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
 			}
+			// the simulator logs a completed call as its last byte goes out: the caller
+			// may be first
+			await().atMost(PATIENCE).until(() -> setup.simulator.requestLog().size() == 4);
 			assertThat(setup.simulator.requestLog().records()).hasSize(4)
 				.allSatisfy((record) -> assertThat(record.outcome()).isEqualTo(RequestRecord.Outcome.COMPLETED));
 			assertThat(setup.pool().stats().billedOutput()).isEqualTo(20);
@@ -169,6 +203,27 @@ class GoogleGenAiGovernanceTests {
 				.isInstanceOf(QuotaExhaustedException.class);
 			assertThat(setup.simulator.requestLog().records()).hasSize(1);
 			assertThat(setup.attempts.get()).isEqualTo(2);
+		}
+	}
+
+	/**
+	 * Spring AI's Google GenAI model, on a client bean built with llm-quota's
+	 * interceptor, Spring AI's and the SDK's retries at their defaults.
+	 */
+	@Test
+	void springAisGoogleGenAiModelIsGovernedThroughTheClientBean() {
+		try (Setup setup = new Setup(WithClient.class, (sim) -> {
+		})) {
+			ChatModel model = setup.context.getBean(GoogleGenAiChatModel.class);
+			assertThat(model.call("Hello.")).isNotEmpty();
+			assertThat(setup.pool().stats().billedOutput()).isEqualTo(5);
+		}
+		try (Setup setup = new Setup(WithClient.class, (sim) -> sim.faultRate(Fault.RATE_LIMITED, 1.0),
+				"llm.quota.retry.max-attempts=3")) {
+			setup.simulator.faults().rateLimitWait(Duration.ofMillis(20));
+			ChatModel model = setup.context.getBean(GoogleGenAiChatModel.class);
+			assertThatException().isThrownBy(() -> model.call("Hello."));
+			assertThat(setup.simulator.requestLog().records()).as("requests of one call").hasSize(3);
 		}
 	}
 

@@ -159,6 +159,9 @@ class VendorSdkGovernanceTests {
 			for (CompletableFuture<?> call : calls) {
 				call.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
 			}
+			// the simulator logs a completed call as its last byte goes out: the caller
+			// may be first
+			await().atMost(PATIENCE).until(() -> setup.simulator.requestLog().size() == 4);
 			assertThat(setup.simulator.requestLog().records()).hasSize(4)
 				.allSatisfy((record) -> assertThat(record.outcome()).isEqualTo(RequestRecord.Outcome.COMPLETED));
 			Pool pool = setup.pool("anthropic", "claude-sonnet-4-5");
@@ -181,6 +184,9 @@ class VendorSdkGovernanceTests {
 			for (CompletableFuture<?> call : calls) {
 				call.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
 			}
+			// the simulator logs a completed call as its last byte goes out: the caller
+			// may be first
+			await().atMost(PATIENCE).until(() -> setup.simulator.requestLog().size() == 4);
 			assertThat(setup.simulator.requestLog().records()).hasSize(4)
 				.allSatisfy((record) -> assertThat(record.outcome()).isEqualTo(RequestRecord.Outcome.COMPLETED));
 			Pool pool = setup.pool("openai", "gpt-4o");

@@ -12,7 +12,12 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 
 /**
  * Auto-configuration of the llm-quota engine: its configuration, clock, store and the
@@ -25,7 +30,15 @@ public final class LlmQuotaAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	QuotaConfig llmQuotaConfig(LlmQuotaProperties properties) {
+	QuotaConfig llmQuotaConfig(LlmQuotaProperties properties, Environment environment) {
+		// Boot binds the properties as their bean is initialized; a bean made while the
+		// configuration is still being read (a condition of another library that creates
+		// beans, as Spring AI's Google GenAI one does) gets them before Boot's binder is
+		// in
+		// place, and llm-quota would govern nothing in silence. Binding again is
+		// harmless.
+		Binder.get(environment)
+			.bind("llm.quota", Bindable.ofInstance(properties), new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
 		return QuotaConfigFactory.create(properties);
 	}
 

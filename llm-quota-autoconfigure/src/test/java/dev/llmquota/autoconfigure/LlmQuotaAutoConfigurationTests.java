@@ -16,13 +16,19 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 
 import static dev.llmquota.core.BucketSpec.Scope.ACCOUNT;
 import static dev.llmquota.core.BucketSpec.Scope.POOL;
@@ -202,6 +208,56 @@ class LlmQuotaAutoConfigurationTests {
 		}
 		assertThat(analysis).as("analysis of %s", failure).isNotNull();
 		return analysis;
+	}
+
+	/**
+	 * Another library's condition that creates beans while the configuration is still
+	 * being read (Spring AI's Google GenAI one does) makes llm-quota's beans before
+	 * Boot's property binder is in place: the properties are bound all the same, or
+	 * llm-quota would govern nothing in silence.
+	 */
+	@Test
+	void propertiesAreBoundEvenWhenAConditionCreatesLlmQuotasBeansBeforeBootsBinder() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(LlmQuotaAutoConfiguration.class, EagerCondition.class))
+			.withUserConfiguration(EarlyUser.class)
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(QuotaEngine.class).config().providers()).containsKey("openai");
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class EarlyUser {
+
+		@Bean
+		StringBuilder early(QuotaEngine engine) {
+			return new StringBuilder("made early, on an engine of ").append(engine.config().providers().size())
+				.append(" provider entries");
+		}
+
+	}
+
+	@AutoConfiguration(after = LlmQuotaAutoConfiguration.class)
+	static class EagerCondition {
+
+		@Bean
+		@Conditional(CreatesBeans.class)
+		String eager() {
+			return "eager";
+		}
+
+	}
+
+	static class CreatesBeans implements Condition {
+
+		@Override
+		public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+			context.getBeanFactory().getBean("early");
+			return true;
+		}
+
 	}
 
 }

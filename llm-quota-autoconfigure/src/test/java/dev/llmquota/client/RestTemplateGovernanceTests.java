@@ -53,6 +53,9 @@ class RestTemplateGovernanceTests {
 				.toList();
 			assertThat(calls).allSatisfy((call) -> assertThat(call.get(20, java.util.concurrent.TimeUnit.SECONDS))
 				.contains("chat.completion"));
+			// the simulator logs a completed call as its last byte goes out: the caller
+			// may be first
+			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() == 4);
 			assertThat(provider.simulator.requestLog().records()).hasSize(4)
 				.allSatisfy((record) -> assertThat(record.outcome()).isEqualTo(RequestRecord.Outcome.COMPLETED));
 			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);

@@ -15,6 +15,7 @@ import dev.llmquota.RateLimitedException;
 import dev.llmquota.client.aws.LlmQuotaAwsHttpClients;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.it.SimulatedApplication;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
@@ -37,11 +38,7 @@ import software.amazon.awssdk.services.bedrockruntime.model.ConverseStreamReques
 import software.amazon.awssdk.services.bedrockruntime.model.ConverseStreamResponseHandler;
 import software.amazon.awssdk.services.bedrockruntime.model.Message;
 
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -55,17 +52,13 @@ import static org.awaitility.Awaitility.await;
  */
 class BedrockSdkGovernanceTests {
 
-	private static final Duration PATIENCE = Duration.ofSeconds(20);
+	private static final Duration PATIENCE = SimulatedApplication.PATIENCE;
 
 	private static final String MODEL = "test-model";
 
-	@Configuration(proxyBeanMethods = false)
-	@EnableAutoConfiguration
-	static class App {
-
-	}
-
 	private static final class Setup implements AutoCloseable {
+
+		final SimulatedApplication app;
 
 		final ProviderSimulator simulator;
 
@@ -76,27 +69,17 @@ class BedrockSdkGovernanceTests {
 		private final List<software.amazon.awssdk.utils.SdkAutoCloseable> clients = new ArrayList<>();
 
 		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
-			ProviderSimulatorBuilder sim = ProviderSimulator.builder()
-				.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(50)).fixedOutputTokens(5));
-			simulator.accept(sim);
-			this.simulator = sim.start();
-			List<String> all = new ArrayList<>(
-					List.of("spring.main.banner-mode=off", "spring.reactor.netty.shutdown-quiet-period=0s",
-							"spring.ai.openai.api-key=test-key", "spring.ai.anthropic.api-key=test-key",
-							"llm.quota.providers.bedrock.base-url=" + this.simulator.baseUrl(),
-							"llm.quota.providers.bedrock.dialect=bedrock",
-							"llm.quota.providers.bedrock.models." + MODEL + ".requests-per-minute=600",
-							"llm.quota.providers.bedrock.models." + MODEL + ".concurrent-requests=1"));
-			all.addAll(List.of(properties));
-			try {
-				this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-					.properties(all.toArray(String[]::new))
-					.run();
-			}
-			catch (RuntimeException ex) {
-				this.simulator.close();
-				throw ex;
-			}
+			this.app = SimulatedApplication.start(simulator, (base) -> {
+				List<String> all = new ArrayList<>(List.of("spring.ai.openai.api-key=test-key",
+						"spring.ai.anthropic.api-key=test-key", "llm.quota.providers.bedrock.base-url=" + base,
+						"llm.quota.providers.bedrock.dialect=bedrock",
+						"llm.quota.providers.bedrock.models." + MODEL + ".requests-per-minute=600",
+						"llm.quota.providers.bedrock.models." + MODEL + ".concurrent-requests=1"));
+				all.addAll(List.of(properties));
+				return all;
+			});
+			this.simulator = this.app.simulator();
+			this.context = this.app.context();
 		}
 
 		private LlmQuotaAwsHttpClients aws() {
@@ -144,20 +127,15 @@ class BedrockSdkGovernanceTests {
 		}
 
 		int inFlight() {
-			return this.context.getBean(QuotaEngine.class).inFlight(pool().account());
+			return this.app.inFlight(pool());
 		}
 
 		@Override
 		public void close() {
-			try {
-				for (software.amazon.awssdk.utils.SdkAutoCloseable client : this.clients) {
-					client.close();
-				}
-				this.context.close();
+			for (software.amazon.awssdk.utils.SdkAutoCloseable client : this.clients) {
+				client.close();
 			}
-			finally {
-				this.simulator.close();
-			}
+			this.app.close();
 		}
 
 	}

@@ -19,6 +19,7 @@ import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.it.SimulatedApplication;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
@@ -28,9 +29,6 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.ai.chat.model.ChatModel;
 import org.springframework.ai.google.genai.GoogleGenAiChatModel;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -48,15 +46,9 @@ import static org.awaitility.Awaitility.await;
  */
 class GoogleGenAiGovernanceTests {
 
-	private static final Duration PATIENCE = Duration.ofSeconds(20);
+	private static final Duration PATIENCE = SimulatedApplication.PATIENCE;
 
 	private static final String MODEL = "gemini-2.5-flash";
-
-	@Configuration(proxyBeanMethods = false)
-	@EnableAutoConfiguration
-	static class App {
-
-	}
 
 	/**
 	 * An application that gives Spring AI's Google GenAI model its client: Spring AI's
@@ -80,6 +72,8 @@ class GoogleGenAiGovernanceTests {
 
 	private static final class Setup implements AutoCloseable {
 
+		final SimulatedApplication app;
+
 		final ProviderSimulator simulator;
 
 		final ConfigurableApplicationContext context;
@@ -87,34 +81,23 @@ class GoogleGenAiGovernanceTests {
 		final AtomicInteger attempts = new AtomicInteger();
 
 		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
-			this(App.class, simulator, properties);
+			this(null, simulator, properties);
 		}
 
 		Setup(Class<?> application, Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
-			ProviderSimulatorBuilder sim = ProviderSimulator.builder()
-				.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(50)).fixedOutputTokens(5));
-			simulator.accept(sim);
-			this.simulator = sim.start();
-			List<String> all = new ArrayList<>(List.of("spring.main.banner-mode=off",
-					"spring.reactor.netty.shutdown-quiet-period=0s", "spring.ai.openai.api-key=test-key",
-					"spring.ai.anthropic.api-key=test-key", "spring.ai.google.genai.api-key=test-key",
-					"spring.ai.google.genai.chat.options.model=" + MODEL,
-					"spring.ai.google.genai.chat.options.max-output-tokens=20",
-					"simulator.base-url=" + this.simulator.baseUrl(),
-					"llm.quota.providers.gemini.base-url=" + this.simulator.baseUrl(),
-					"llm.quota.providers.gemini.dialect=gemini",
-					"llm.quota.providers.gemini.models.[" + MODEL + "].requests-per-minute=600",
-					"llm.quota.providers.gemini.models.[" + MODEL + "].concurrent-requests=1"));
-			all.addAll(List.of(properties));
-			try {
-				this.context = new SpringApplicationBuilder(App.class, application).web(WebApplicationType.NONE)
-					.properties(all.toArray(String[]::new))
-					.run();
-			}
-			catch (RuntimeException ex) {
-				this.simulator.close();
-				throw ex;
-			}
+			this.app = SimulatedApplication.start(simulator, (base) -> {
+				List<String> all = new ArrayList<>(List.of("spring.ai.openai.api-key=test-key",
+						"spring.ai.anthropic.api-key=test-key", "spring.ai.google.genai.api-key=test-key",
+						"spring.ai.google.genai.chat.options.model=" + MODEL,
+						"spring.ai.google.genai.chat.options.max-output-tokens=20", "simulator.base-url=" + base,
+						"llm.quota.providers.gemini.base-url=" + base, "llm.quota.providers.gemini.dialect=gemini",
+						"llm.quota.providers.gemini.models.[" + MODEL + "].requests-per-minute=600",
+						"llm.quota.providers.gemini.models.[" + MODEL + "].concurrent-requests=1"));
+				all.addAll(List.of(properties));
+				return all;
+			}, (application != null) ? new Class<?>[] { application } : new Class<?>[0]);
+			this.simulator = this.app.simulator();
+			this.context = this.app.context();
 		}
 
 		Client client() {
@@ -135,17 +118,12 @@ class GoogleGenAiGovernanceTests {
 		}
 
 		int inFlight() {
-			return this.context.getBean(QuotaEngine.class).inFlight(pool().account());
+			return this.app.inFlight(pool());
 		}
 
 		@Override
 		public void close() {
-			try {
-				this.context.close();
-			}
-			finally {
-				this.simulator.close();
-			}
+			this.app.close();
 		}
 
 	}

@@ -26,17 +26,14 @@ import dev.llmquota.RateLimitedException;
 import dev.llmquota.client.langchain4j.LlmQuotaHttpClientBuilder;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.it.SimulatedApplication;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
 import dev.llmquota.test.simulator.RequestRecord;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -49,18 +46,14 @@ import static org.awaitility.Awaitility.await;
  */
 class LangChain4jGovernanceTests {
 
-	private static final Duration PATIENCE = Duration.ofSeconds(20);
-
-	@Configuration(proxyBeanMethods = false)
-	@EnableAutoConfiguration
-	static class App {
-
-	}
+	private static final Duration PATIENCE = SimulatedApplication.PATIENCE;
 
 	/**
 	 * A simulator, an application with the starter, and LangChain4j's attempts counted.
 	 */
 	private static final class Setup implements AutoCloseable {
+
+		final SimulatedApplication app;
 
 		final ProviderSimulator simulator;
 
@@ -69,30 +62,20 @@ class LangChain4jGovernanceTests {
 		final Counting builder;
 
 		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
-			ProviderSimulatorBuilder sim = ProviderSimulator.builder()
-				.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(50)).fixedOutputTokens(5));
-			simulator.accept(sim);
-			this.simulator = sim.start();
-			String base = this.simulator.baseUrl();
-			List<String> all = new ArrayList<>(List.of("spring.main.banner-mode=off",
-					"spring.reactor.netty.shutdown-quiet-period=0s", "spring.ai.openai.api-key=test-key",
-					"spring.ai.anthropic.api-key=test-key", "llm.quota.providers.openai.base-url=" + base + "/v1",
-					"llm.quota.providers.openai.add-stream-usage=true",
-					"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
-					"llm.quota.providers.openai.models.gpt-4o.concurrent-requests=1",
-					"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
-					"llm.quota.providers.anthropic.dialect=anthropic",
-					"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000"));
-			all.addAll(List.of(properties));
-			try {
-				this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-					.properties(all.toArray(String[]::new))
-					.run();
-			}
-			catch (RuntimeException ex) {
-				this.simulator.close();
-				throw ex;
-			}
+			this.app = SimulatedApplication.start(simulator, (base) -> {
+				List<String> all = new ArrayList<>(List.of("spring.ai.openai.api-key=test-key",
+						"spring.ai.anthropic.api-key=test-key", "llm.quota.providers.openai.base-url=" + base + "/v1",
+						"llm.quota.providers.openai.add-stream-usage=true",
+						"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
+						"llm.quota.providers.openai.models.gpt-4o.concurrent-requests=1",
+						"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
+						"llm.quota.providers.anthropic.dialect=anthropic",
+						"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000"));
+				all.addAll(List.of(properties));
+				return all;
+			});
+			this.simulator = this.app.simulator();
+			this.context = this.app.context();
 			this.builder = new Counting(this.context.getBean(LlmQuotaHttpClientBuilder.class), new AtomicInteger());
 		}
 
@@ -127,17 +110,12 @@ class LangChain4jGovernanceTests {
 		}
 
 		Pool pool(String provider, String model) {
-			return this.context.getBean(QuotaEngine.class).pool(provider, model);
+			return this.app.pool(provider, model);
 		}
 
 		@Override
 		public void close() {
-			try {
-				this.context.close();
-			}
-			finally {
-				this.simulator.close();
-			}
+			this.app.close();
 		}
 
 	}

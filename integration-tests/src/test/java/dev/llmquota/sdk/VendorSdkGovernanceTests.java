@@ -24,17 +24,14 @@ import dev.llmquota.client.anthropic.LlmQuotaAnthropicInterceptor;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.it.SimulatedApplication;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
 import dev.llmquota.test.simulator.RequestRecord;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -48,15 +45,11 @@ import static org.awaitility.Awaitility.await;
  */
 class VendorSdkGovernanceTests {
 
-	private static final Duration PATIENCE = Duration.ofSeconds(20);
-
-	@Configuration(proxyBeanMethods = false)
-	@EnableAutoConfiguration
-	static class App {
-
-	}
+	private static final Duration PATIENCE = SimulatedApplication.PATIENCE;
 
 	private static final class Setup implements AutoCloseable {
+
+		final SimulatedApplication app;
 
 		final ProviderSimulator simulator;
 
@@ -65,31 +58,21 @@ class VendorSdkGovernanceTests {
 		final AtomicInteger attempts = new AtomicInteger();
 
 		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
-			ProviderSimulatorBuilder sim = ProviderSimulator.builder()
-				.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(50)).fixedOutputTokens(5));
-			simulator.accept(sim);
-			this.simulator = sim.start();
-			String base = this.simulator.baseUrl();
-			List<String> all = new ArrayList<>(List.of("spring.main.banner-mode=off",
-					"spring.reactor.netty.shutdown-quiet-period=0s", "spring.ai.openai.api-key=test-key",
-					"spring.ai.anthropic.api-key=test-key", "llm.quota.providers.openai.base-url=" + base + "/v1",
-					"llm.quota.providers.openai.add-stream-usage=true",
-					"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
-					"llm.quota.providers.openai.models.gpt-4o.concurrent-requests=1",
-					"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
-					"llm.quota.providers.anthropic.dialect=anthropic",
-					"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000",
-					"llm.quota.providers.anthropic.models.claude-sonnet-4-5.concurrent-requests=1"));
-			all.addAll(List.of(properties));
-			try {
-				this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-					.properties(all.toArray(String[]::new))
-					.run();
-			}
-			catch (RuntimeException ex) {
-				this.simulator.close();
-				throw ex;
-			}
+			this.app = SimulatedApplication.start(simulator, (base) -> {
+				List<String> all = new ArrayList<>(List.of("spring.ai.openai.api-key=test-key",
+						"spring.ai.anthropic.api-key=test-key", "llm.quota.providers.openai.base-url=" + base + "/v1",
+						"llm.quota.providers.openai.add-stream-usage=true",
+						"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
+						"llm.quota.providers.openai.models.gpt-4o.concurrent-requests=1",
+						"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
+						"llm.quota.providers.anthropic.dialect=anthropic",
+						"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000",
+						"llm.quota.providers.anthropic.models.claude-sonnet-4-5.concurrent-requests=1"));
+				all.addAll(List.of(properties));
+				return all;
+			});
+			this.simulator = this.app.simulator();
+			this.context = this.app.context();
 		}
 
 		AnthropicClient anthropic() {
@@ -117,21 +100,16 @@ class VendorSdkGovernanceTests {
 		}
 
 		Pool pool(String provider, String model) {
-			return this.context.getBean(QuotaEngine.class).pool(provider, model);
+			return this.app.pool(provider, model);
 		}
 
 		int inFlight(Pool pool) {
-			return this.context.getBean(QuotaEngine.class).inFlight(pool.account());
+			return this.app.inFlight(pool);
 		}
 
 		@Override
 		public void close() {
-			try {
-				this.context.close();
-			}
-			finally {
-				this.simulator.close();
-			}
+			this.app.close();
 		}
 
 	}

@@ -10,6 +10,7 @@ import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.it.SimulatedApplication;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
@@ -22,11 +23,7 @@ import org.springframework.ai.anthropic.AnthropicChatModel;
 import org.springframework.ai.chat.model.ChatModel;
 import org.springframework.ai.ollama.OllamaChatModel;
 import org.springframework.ai.openai.OpenAiChatModel;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,64 +37,49 @@ import static org.awaitility.Awaitility.await;
  */
 class SpringAiGovernanceTests {
 
-	private static final Duration PATIENCE = Duration.ofSeconds(20);
-
-	@Configuration(proxyBeanMethods = false)
-	@EnableAutoConfiguration
-	static class App {
-
-	}
+	private static final Duration PATIENCE = SimulatedApplication.PATIENCE;
 
 	/** A simulator and an application with one provider entry per Spring AI model. */
 	private static final class Setup implements AutoCloseable {
+
+		final SimulatedApplication app;
 
 		final ProviderSimulator simulator;
 
 		final ConfigurableApplicationContext context;
 
 		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
-			// short answers, sent at once: these tests are about governance, not latency
-			ProviderSimulatorBuilder builder = ProviderSimulator.builder()
-				.latency((latency) -> latency.timeToFirstToken(Duration.ZERO).fixedOutputTokens(5));
-			simulator.accept(builder);
-			this.simulator = builder.start();
-			String base = this.simulator.baseUrl();
-			List<String> all = new ArrayList<>(List.of("spring.main.banner-mode=off",
-					"spring.reactor.netty.shutdown-quiet-period=0s", "spring.ai.openai.api-key=test-key",
-					"spring.ai.openai.base-url=" + base + "/v1", "spring.ai.openai.chat.options.model=gpt-4o",
-					"spring.ai.anthropic.api-key=test-key", "spring.ai.anthropic.base-url=" + base,
-					"spring.ai.anthropic.chat.options.model=claude-sonnet-4-5", "spring.ai.ollama.base-url=" + base,
-					"spring.ai.ollama.chat.options.model=llama3", "llm.quota.providers.openai.base-url=" + base + "/v1",
-					"llm.quota.providers.openai.models.gpt-4o.tokens-per-minute=600000",
-					"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
-					"llm.quota.providers.anthropic.dialect=anthropic",
-					"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000",
-					"llm.quota.providers.ollama.base-url=" + base + "/api", "llm.quota.providers.ollama.dialect=ollama",
-					"llm.quota.providers.ollama.models.llama3.requests-per-minute=600"));
-			all.addAll(List.of(properties));
-			try {
-				this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-					.properties(all.toArray(String[]::new))
-					.run();
-			}
-			catch (RuntimeException ex) {
-				this.simulator.close();
-				throw ex;
-			}
+			this.app = SimulatedApplication.start((sim) -> {
+				sim.latency((latency) -> latency.timeToFirstToken(Duration.ZERO).fixedOutputTokens(5));
+				simulator.accept(sim);
+			}, (base) -> {
+				List<String> all = new ArrayList<>(List.of("spring.ai.openai.api-key=test-key",
+						"spring.ai.openai.base-url=" + base + "/v1", "spring.ai.openai.chat.options.model=gpt-4o",
+						"spring.ai.anthropic.api-key=test-key", "spring.ai.anthropic.base-url=" + base,
+						"spring.ai.anthropic.chat.options.model=claude-sonnet-4-5", "spring.ai.ollama.base-url=" + base,
+						"spring.ai.ollama.chat.options.model=llama3",
+						"llm.quota.providers.openai.base-url=" + base + "/v1",
+						"llm.quota.providers.openai.models.gpt-4o.tokens-per-minute=600000",
+						"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
+						"llm.quota.providers.anthropic.dialect=anthropic",
+						"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000",
+						"llm.quota.providers.ollama.base-url=" + base + "/api",
+						"llm.quota.providers.ollama.dialect=ollama",
+						"llm.quota.providers.ollama.models.llama3.requests-per-minute=600"));
+				all.addAll(List.of(properties));
+				return all;
+			});
+			this.simulator = this.app.simulator();
+			this.context = this.app.context();
 		}
 
 		Pool pool(String provider, String model) {
-			return this.context.getBean(QuotaEngine.class).pool(provider, model);
+			return this.app.pool(provider, model);
 		}
 
 		@Override
 		public void close() {
-			try {
-				this.context.close();
-			}
-			finally {
-				this.simulator.close();
-			}
+			this.app.close();
 		}
 
 	}

@@ -107,6 +107,11 @@ public final class LlmQuotaAwsHttpClients {
 		return plan.pool().spec().mode() == Mode.ENFORCE && (status == 429 || status >= 500);
 	}
 
+	private static NonRetryableException answeredAfterOurAttempts(int status, byte[] body) {
+		return NonRetryableException.create("The provider answered " + status + " after llm-quota's attempts: "
+				+ new String(body, StandardCharsets.UTF_8));
+	}
+
 	/** The SDK's synchronous HTTP client, each call governed. */
 	private final class GovernedClient implements SdkHttpClient {
 
@@ -251,8 +256,7 @@ public final class LlmQuotaAwsHttpClients {
 		public HttpExecuteResponse passOn(HttpExecuteResponse response, byte[] body) {
 			int status = response.httpResponse().statusCode();
 			if (retriedBySdk(this.plan, status)) {
-				throw NonRetryableException.create("The provider answered " + status + " after llm-quota's attempts: "
-						+ new String(body, StandardCharsets.UTF_8));
+				throw answeredAfterOurAttempts(status, body);
 			}
 			return respond(response.httpResponse(), new ByteArrayInputStream(body));
 		}
@@ -452,8 +456,7 @@ public final class LlmQuotaAwsHttpClients {
 					case FAIL -> settle(giveUp(outcome.failure()));
 					default -> {
 						if (retriedBySdk(AsyncCall.this.plan, response.statusCode())) {
-							settle(NonRetryableException.create("The provider answered " + response.statusCode()
-									+ " after llm-quota's attempts: " + new String(body, StandardCharsets.UTF_8)));
+							settle(answeredAfterOurAttempts(response.statusCode(), body));
 						}
 						else {
 							SdkAsyncHttpResponseHandler handler = AsyncCall.this.request.responseHandler();

@@ -60,8 +60,12 @@ class RestClientFaultTests {
 				ClientHttpRequestFactoryBuilder.reactor(), "http-components",
 				ClientHttpRequestFactoryBuilder.httpComponents(), "jetty", ClientHttpRequestFactoryBuilder.jetty());
 		List<String> names = factories.keySet().stream().sorted().toList();
-		HttpClientSettings settings = HttpClientSettings.defaults()
+		// only a silent server needs the read timeout to end the exchange; elsewhere a
+		// short one would fail a slow first call on a busy machine
+		HttpClientSettings silentSettings = HttpClientSettings.defaults()
 			.withTimeouts(Duration.ofSeconds(2), Duration.ofMillis(300));
+		HttpClientSettings settings = HttpClientSettings.defaults()
+			.withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(10));
 		LlmQuotaClientHttpRequestInterceptor interceptor = app.context()
 			.getBean(LlmQuotaClientHttpRequestInterceptor.class);
 		QuotaEngine engine = app.engine();
@@ -73,7 +77,8 @@ class RestClientFaultTests {
 			String where = "call " + i + " on " + name + ", broken at " + (refused ? "connect" : stage) + ", seed "
 					+ seed;
 			server.failAt(stage);
-			ClientHttpRequestFactory factory = factories.get(name).build(settings);
+			ClientHttpRequestFactory factory = factories.get(name)
+				.build((stage == FaultyServer.Stage.SILENT) ? silentSettings : settings);
 			RestClient client = RestClient.builder().requestFactory(factory).requestInterceptor(interceptor).build();
 			String url = refused ? "http://127.0.0.1:1/v1/chat/completions" : server.baseUrl() + "/v1/chat/completions";
 			try {

@@ -58,10 +58,10 @@ public final class Account {
 
 	/**
 	 * Returns the provider's penalties and exhaustion on the whole account (billing
-	 * answers).
+	 * answers); the engine's own.
 	 * @return the hold
 	 */
-	public Hold hold() {
+	Hold hold() {
 		return this.hold;
 	}
 

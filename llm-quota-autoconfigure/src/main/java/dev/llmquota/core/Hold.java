@@ -10,7 +10,7 @@ import java.util.Map;
  * exhaustion (calls fail fast, one probe now and then where no reset is known).
  * Thread-safe.
  */
-public final class Hold {
+final class Hold {
 
 	private final Map<Dimension, Long> penalties = new EnumMap<>(Dimension.class);
 
@@ -26,7 +26,7 @@ public final class Hold {
 	 * unknown
 	 * @param since the monotonic time the provider said so
 	 */
-	public record Exhaustion(Dimension dimension, String reason, Instant until, long nextProbe, long since) {
+	record Exhaustion(Dimension dimension, String reason, Instant until, long nextProbe, long since) {
 
 	}
 

@@ -171,15 +171,16 @@ public final class Pool {
 	}
 
 	/**
-	 * Returns the provider's penalties and exhaustion on this pool.
+	 * Returns the provider's penalties and exhaustion on this pool; the engine's own.
 	 * @return the hold
 	 */
-	public Hold hold() {
+	Hold hold() {
 		return this.hold;
 	}
 
 	/**
-	 * Returns what this pool's calls looked like.
+	 * Returns what this pool's calls looked like: a read-only view, only the engine
+	 * records into it.
 	 * @return the statistics
 	 */
 	public PoolStats stats() {

@@ -368,6 +368,15 @@ public final class QuotaEngine implements AutoCloseable {
 	}
 
 	/**
+	 * Removes an observer added with {@link #addListener(QuotaEvents)}: it is told
+	 * nothing more.
+	 * @param listener the observer
+	 */
+	public void removeListener(QuotaEvents listener) {
+		this.listeners.remove(listener);
+	}
+
+	/**
 	 * Compares an input estimate with the provider's count, so later estimates of the
 	 * pool are corrected.
 	 * @param pool the pool

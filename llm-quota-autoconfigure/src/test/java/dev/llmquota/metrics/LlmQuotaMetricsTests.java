@@ -126,8 +126,31 @@ class LlmQuotaMetricsTests {
 		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o3").gauges()).isEmpty();
 		assertThat(this.registry.find(LlmQuotaMetrics.WAIT).tag("model", "o3").meters()).isEmpty();
 		assertThat(this.registry.find(LlmQuotaMetrics.OUTPUT_BILLED).tag("model", "o3").meters()).isEmpty();
+		assertThat(this.registry.find(LlmQuotaMetrics.WAITING).tag("model", "o3").meters()).isEmpty();
 		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o4").gauges()).isNotEmpty();
 		assertThat(unlisted.get()).isNotNull();
+	}
+
+	@Test
+	void aClosedBinderRecordsNothingMoreAndAWholeRegistryKeepsOneSetOfMeters() {
+		QuotaEngine engine = engine(10);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.acquire(engine, pool, new Demand(100, 200)).permit().complete(new Usage(100, 0, 20));
+		SimpleMeterRegistry other = new SimpleMeterRegistry();
+		LlmQuotaMetrics metrics = new LlmQuotaMetrics(engine);
+		metrics.bindTo(other);
+		Calls.acquire(engine, pool, new Demand(100, 200)).permit().complete(new Usage(100, 0, 20));
+		assertThat(other.get(LlmQuotaMetrics.WAIT).timer().count()).isEqualTo(1);
+		assertThat(other.get(LlmQuotaMetrics.LIMIT).tag("model", "gpt-4o").gauges()).isNotEmpty();
+		metrics.close();
+		Calls.acquire(engine, pool, new Demand(100, 200)).permit().complete(new Usage(100, 0, 20));
+		engine.pool("openai", "o3");
+		assertThat(other.get(LlmQuotaMetrics.WAIT).timer().count()).as("nothing recorded once closed").isEqualTo(1);
+		assertThat(other.get(LlmQuotaMetrics.OUTPUT_BILLED).counter().count()).isEqualTo(20);
+		assertThat(other.find(LlmQuotaMetrics.LIMIT).tag("model", "o3").gauges()).isEmpty();
+		assertThat(this.registry.get(LlmQuotaMetrics.WAIT).timer().count()).as("the binder still open records")
+			.isEqualTo(3);
+		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT).tag("model", "o3").gauges()).isNotEmpty();
 	}
 
 	private double gauge(String name, Dimension dimension, String source, boolean remaining) {

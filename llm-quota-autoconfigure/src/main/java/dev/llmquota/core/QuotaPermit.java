@@ -132,7 +132,7 @@ public final class QuotaPermit {
 	public void reconcile(Usage usage) {
 		if (this.reconciled.compareAndSet(false, true)) {
 			if (this.queue != null) {
-				this.queue.reconcile(this, usage);
+				this.queue.corrections().reconcile(this, usage);
 			}
 			else if (this.shadow != null) {
 				this.shadow.reconcile(usage);
@@ -150,7 +150,7 @@ public final class QuotaPermit {
 	public void refuse(boolean keepRequests) {
 		if (this.reconciled.compareAndSet(false, true)) {
 			if (this.queue != null) {
-				this.queue.refuse(this, keepRequests);
+				this.queue.corrections().refuse(this, keepRequests);
 			}
 			else if (this.shadow != null) {
 				this.shadow.refuse(keepRequests);
@@ -201,7 +201,7 @@ public final class QuotaPermit {
 		if (this.released.compareAndSet(false, true)) {
 			if (this.reconciled.compareAndSet(false, true)) {
 				// never reconciled nor refused: nothing was reported
-				this.queue.unreported(this);
+				this.queue.corrections().unreported(this);
 			}
 			Disposable timer = this.leaseTimer;
 			if (timer != null) {

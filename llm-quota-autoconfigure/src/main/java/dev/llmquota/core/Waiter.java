@@ -6,8 +6,12 @@ import java.util.List;
 import reactor.core.publisher.MonoSink;
 
 /**
- * A call waiting for admission. Its fields other than {@code state} are fixed at
- * creation; {@code state} and {@code permit} change under the account's admission lock.
+ * A call waiting for admission. What it asks for is fixed at creation; its state moves
+ * only through the methods below, called under the account's admission lock:
+ * {@code WAITING} to {@code BOOKING} and back (a shared store's answer on its way), to
+ * {@code SCHEDULED} (booked ahead), to {@code ADMITTED}, or to {@code DONE} (failed,
+ * timed out or cancelled). An admitted or failed call is signalled once, outside the
+ * lock, through the list of signals the caller emits.
  */
 final class Waiter {
 
@@ -64,56 +68,58 @@ final class Waiter {
 	/** The interactive reserve this call keeps or records. */
 	private final Claim.Reserve reserve;
 
-	State state = State.WAITING;
+	private State state = State.WAITING;
 
-	QuotaPermit permit;
+	private QuotaPermit permit;
 
 	/** The dimension that blocked the call last, named if it times out. */
-	Dimension blockedOn;
+	private Dimension blockedOn;
 
-	BucketSpec.Scope blockedScope = BucketSpec.Scope.POOL;
+	private BucketSpec.Scope blockedScope = BucketSpec.Scope.POOL;
 
 	/** Whether what blocked last was an in-flight bound rather than a bucket. */
-	boolean blockedInFlight;
+	private boolean blockedInFlight;
 
 	/** The exhausted hold whose probe this call would be, if admitted now. */
-	Hold probing;
+	private Hold probing;
 
-	/** When the call's buckets allow it, as last computed. */
-	long readyAt;
+	/** When the call's buckets (or a penalty) allow it, as last computed. */
+	private long readyAt;
 
 	/**
 	 * Whether a shared store refused the call's booking on its buckets or slots: a refund
 	 * or a release here makes it worth asking again before {@code readyAt}.
 	 */
-	boolean refused;
+	private boolean refused;
 
 	/**
 	 * When the call's buckets would admit it as a shared store last answered, for the
 	 * {@code Retry-After} of a timeout: {@code readyAt} may be sooner, to look again.
 	 */
-	long availableAt;
+	private long availableAt;
 
 	/** Whether a shared store was asked about the call at least once. */
-	boolean asked;
+	private boolean asked;
 
 	/**
 	 * Whether the store thread is to look at the call's daily limits, not book it: an
 	 * in-flight bound holds it, and a spent day must fail it fast all the same.
 	 */
-	boolean checkingDay;
+	private boolean checkingDay;
 
 	/** Whether the call's daily limits were looked at while a bound held it. */
-	boolean dayChecked;
+	private boolean dayChecked;
 
 	/** A booking ahead in a shared store, while {@code SCHEDULED}. */
-	Booking.Booked booked;
+	private Booking.Booked booked;
 
 	/** The gate units taken at a booking ahead, while {@code SCHEDULED}. */
-	long[] weights;
+	private long[] weights;
 
 	/** Admits a call booked ahead at its start time, while {@code SCHEDULED}. */
-	reactor.core.Disposable startTimer;
+	private reactor.core.Disposable startTimer;
+
+	private long probeIntervalNanos;
 
 	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink,
 			QuotaSettings settings) {
@@ -217,6 +223,179 @@ final class Waiter {
 
 	BucketSpec.Scope scopeOf(InFlightGate gate) {
 		return this.pool.gates().contains(gate) ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT;
+	}
+
+	State state() {
+		return this.state;
+	}
+
+	/** Whether the call is in the queue: waiting, or its booking on the way. */
+	boolean queued() {
+		return this.state == State.WAITING || this.state == State.BOOKING;
+	}
+
+	/** The call goes to a shared store to be booked; it keeps its place meanwhile. */
+	void startBooking() {
+		this.state = State.BOOKING;
+		this.refused = false;
+	}
+
+	/**
+	 * The call goes to the store thread to have its daily limits looked at, while an
+	 * in-flight bound holds it.
+	 */
+	void startDayCheck() {
+		this.state = State.BOOKING;
+		this.checkingDay = true;
+	}
+
+	boolean checkingDay() {
+		return this.checkingDay;
+	}
+
+	/** The look at its daily limits is back: the call waits again, if still booking. */
+	boolean dayChecked() {
+		this.checkingDay = false;
+		this.dayChecked = true;
+		return answered();
+	}
+
+	/** Whether the daily limits still need a look while an in-flight bound holds it. */
+	boolean needsDayCheck() {
+		return !this.dayChecked && this.charges.stream().anyMatch((charge) -> charge.bucket().daily());
+	}
+
+	/**
+	 * A shared store's answer is back: the call waits in the queue again. Returns
+	 * {@code false} if it went meanwhile (cancelled, or the engine closed).
+	 */
+	boolean answered() {
+		if (this.state != State.BOOKING) {
+			return false;
+		}
+		this.state = State.WAITING;
+		return true;
+	}
+
+	/** Booked ahead: out of the queue, holding its gates until its start. */
+	void scheduled(Booking.Booked booked, long[] weights) {
+		this.state = State.SCHEDULED;
+		this.booked = booked;
+		this.weights = weights;
+	}
+
+	/** The timer that admits a call booked ahead at its start. */
+	void startsWith(reactor.core.Disposable startTimer) {
+		this.startTimer = startTimer;
+	}
+
+	Booking.Booked booked() {
+		return this.booked;
+	}
+
+	long[] weights() {
+		return this.weights;
+	}
+
+	/**
+	 * Takes a call booked ahead off the schedule: stops its start timer. Returns its
+	 * booking, to give back unless it starts now.
+	 */
+	Booking.Booked unscheduled() {
+		if (this.startTimer != null) {
+			this.startTimer.dispose();
+			this.startTimer = null;
+		}
+		return this.booked;
+	}
+
+	/** Admits the call: it holds the permit, and its caller is told after the lock. */
+	void admit(QuotaPermit permit, List<Runnable> after) {
+		if (this.probing != null) {
+			this.probing.takeProbe(permit.admittedAt(), this.probeIntervalNanos);
+		}
+		this.permit = permit;
+		this.state = State.ADMITTED;
+		after.add(() -> this.sink.success(permit));
+	}
+
+	/** Its start time came: the timer that fired is done. Returns its booking. */
+	Booking.Booked started() {
+		this.startTimer = null;
+		return this.booked;
+	}
+
+	QuotaPermit permit() {
+		return this.permit;
+	}
+
+	/** Fails the call: its caller is told after the lock. */
+	void fail(RuntimeException error, List<Runnable> after) {
+		this.state = State.DONE;
+		after.add(() -> this.sink.error(error));
+	}
+
+	/** The caller went away: the call ends with no signal. */
+	void cancelled() {
+		this.state = State.DONE;
+	}
+
+	long readyAt() {
+		return this.readyAt;
+	}
+
+	/** When the call's buckets or a penalty allow it, as just computed. */
+	void readyAt(long readyAt) {
+		this.readyAt = readyAt;
+	}
+
+	/**
+	 * A shared store refused the call: its buckets would allow it in {@code waitNanos}.
+	 * It looks again then when that is exact and within its deadline, else sooner, since
+	 * other processes' refunds and releases are unseen here.
+	 * @param slots whether a slot (not a rate) refused it
+	 */
+	void refusedByStore(long now, long waitNanos, boolean slots, long pollNanos) {
+		this.refused = true;
+		this.availableAt = Arith.saturatedAdd(now, waitNanos);
+		boolean exact = !slots && this.availableAt <= this.deadline;
+		this.readyAt = exact ? this.availableAt : now + Math.min(waitNanos, pollNanos);
+	}
+
+	/** Room came back here: a call a shared store refused asks again at once. */
+	void roomCameBack(long now) {
+		if (this.refused && this.readyAt > now) {
+			this.readyAt = now;
+		}
+	}
+
+	/** Marks the call asked of a shared store; returns whether it was asked before. */
+	boolean ask() {
+		boolean before = this.asked;
+		this.asked = true;
+		return before;
+	}
+
+	boolean asked() {
+		return this.asked;
+	}
+
+	/** The exhausted hold whose probe this call takes if admitted now, or none. */
+	void probing(Hold hold, long intervalNanos) {
+		this.probing = hold;
+		this.probeIntervalNanos = intervalNanos;
+	}
+
+	/**
+	 * When its buckets would admit it, as last computed ({@code readyAt} or the shared
+	 * store's answer, whichever is later).
+	 */
+	long availableAt() {
+		return Math.max(this.readyAt, this.availableAt);
+	}
+
+	Dimension blockedOn() {
+		return this.blockedOn;
 	}
 
 }

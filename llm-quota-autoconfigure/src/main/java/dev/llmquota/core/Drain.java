@@ -1,0 +1,45 @@
+package dev.llmquota.core;
+
+import java.util.List;
+
+/**
+ * How an account's queue is run: where its calls are booked. {@link LocalDrain} books in
+ * this process's books, under the queue's lock; {@link SharedDrain} books in a store
+ * shared by many processes, from the store thread, and may book a call ahead of its
+ * start. Both apply the same {@link AdmissionRules}.
+ */
+interface Drain {
+
+	/**
+	 * Runs the queue, under its lock: admits what may go now, or asks for a run.
+	 * @param after the signals to emit once the lock is released
+	 */
+	void run(List<Runnable> after);
+
+	/**
+	 * Room came back here (a refund, a release), under the queue's lock.
+	 * @param now the monotonic time
+	 */
+	void roomCameBack(long now);
+
+	/**
+	 * Calls booked ahead, waiting for their start, under the queue's lock.
+	 * @return the calls
+	 */
+	List<Waiter> scheduled();
+
+	/**
+	 * Takes a call booked ahead off the schedule and frees its gates, under the queue's
+	 * lock.
+	 * @param waiter the call
+	 * @return its booking, to give back
+	 */
+	Booking.Booked unschedule(Waiter waiter);
+
+	/**
+	 * Whether a run was asked for and has not begun.
+	 * @return whether one is pending
+	 */
+	boolean pending();
+
+}

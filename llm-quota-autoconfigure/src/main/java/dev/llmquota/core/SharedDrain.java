@@ -1,0 +1,349 @@
+package dev.llmquota.core;
+
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.llmquota.QuotaStoreUnavailableException;
+
+/**
+ * Runs a queue against a store shared by many processes: each waiter, in queue order, is
+ * booked once at the earliest time every bucket allows (one round trip), then waits out
+ * its start holding its local gates. Bookings go out from the engine's store thread only,
+ * never under the lock, so no caller's thread waits on the network.
+ */
+final class SharedDrain implements Drain {
+
+	private final AdmissionQueue queue;
+
+	private final QuotaStore store;
+
+	private final AdmissionRules rules;
+
+	private final Executor storeThread;
+
+	private final AtomicBoolean requested = new AtomicBoolean();
+
+	/** Calls booked ahead in the shared store, waiting for their start. */
+	private final Set<Waiter> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
+
+	SharedDrain(AdmissionQueue queue, QuotaStore store, AdmissionRules rules, Executor storeThread) {
+		this.queue = queue;
+		this.store = store;
+		this.rules = rules;
+		this.storeThread = storeThread;
+	}
+
+	@Override
+	public void run(List<Runnable> after) {
+		if (!this.queue.closed() && this.requested.compareAndSet(false, true)) {
+			try {
+				this.storeThread.execute(this::drain);
+			}
+			catch (RejectedExecutionException ex) {
+				// the engine is closing: every waiter fails with it
+			}
+		}
+	}
+
+	@Override
+	public boolean pending() {
+		return this.requested.get();
+	}
+
+	/**
+	 * Room came back here (a refund, a release): calls the shared store refused are asked
+	 * again at once rather than at the time it gave, which assumed nothing would come
+	 * back.
+	 */
+	@Override
+	public void roomCameBack(long now) {
+		for (ArrayDeque<Waiter> queue : this.queue.classes()) {
+			for (Waiter waiter : queue) {
+				waiter.roomCameBack(now);
+			}
+		}
+	}
+
+	@Override
+	public List<Waiter> scheduled() {
+		return new ArrayList<>(this.scheduled);
+	}
+
+	@Override
+	public Booking.Booked unschedule(Waiter waiter) {
+		this.scheduled.remove(waiter);
+		Booking.Booked booked = waiter.unscheduled();
+		AdmissionQueue.releaseGates(waiter.gateUses, waiter.weights());
+		return booked;
+	}
+
+	/**
+	 * Books waiters in queue order, one round trip each, until none can be booked now;
+	 * runs on the store thread only.
+	 */
+	private void drain() {
+		this.requested.set(false);
+		while (true) {
+			List<Runnable> after = new ArrayList<>();
+			Waiter next;
+			long now;
+			Instant wallNow;
+			this.queue.lock().lock();
+			try {
+				if (this.queue.closed()) {
+					return;
+				}
+				now = this.queue.clock().nanoTime();
+				wallNow = this.queue.clock().instant();
+				next = nextToBook(now, wallNow, after);
+			}
+			finally {
+				this.queue.lock().unlock();
+			}
+			AdmissionQueue.emit(after);
+			if (next == null) {
+				return;
+			}
+			if (next.checkingDay()) {
+				checkDay(next, now, wallNow);
+				continue;
+			}
+			Booking booking;
+			try {
+				// A batch call is booked only to start now: booked ahead, it would keep
+				// its place against interactive calls that come after it.
+				long latest = (next.priority == Priority.BATCH) ? now : next.deadline;
+				booking = this.store.book(next.claim(), now, wallNow, latest);
+			}
+			catch (RuntimeException ex) {
+				booking = new Booking.Unavailable(String.valueOf(ex.getMessage()));
+			}
+			Booking.Booked giveBack = null;
+			this.queue.lock().lock();
+			try {
+				giveBack = settle(next, booking, now, wallNow, after);
+			}
+			catch (RuntimeException ex) {
+				// never leave a waiter in BOOKING, nor a booking nobody gives back
+				giveBack = (booking instanceof Booking.Booked booked) ? booked : null;
+				if (next.queued()) {
+					this.queue.fail(next, ex, after);
+				}
+			}
+			finally {
+				this.queue.lock().unlock();
+			}
+			AdmissionQueue.emit(after);
+			if (giveBack != null) {
+				this.queue.giveBack(giveBack);
+			}
+		}
+	}
+
+	/**
+	 * Returns the first waiter that may be booked now, marked {@code BOOKING}; fails
+	 * waiters past their deadline, and sets the timer when none may be booked yet.
+	 */
+	private Waiter nextToBook(long now, Instant wallNow, List<Runnable> after) {
+		long nextWake = Long.MAX_VALUE;
+		int tried = 0;
+		// the first call that waits on: no later call may take gate room it needs
+		Waiter head = null;
+		for (ArrayDeque<Waiter> queue : this.queue.classes()) {
+			for (Iterator<Waiter> it = queue.iterator(); it.hasNext();) {
+				Waiter waiter = it.next();
+				if (waiter.state() != Waiter.State.WAITING) {
+					continue;
+				}
+				// a call is asked about once, even with no time to wait at all
+				if (waiter.deadline <= now && waiter.asked()) {
+					it.remove();
+					waiter.fail(AdmissionRules.timeoutException(waiter, now), after);
+					continue;
+				}
+				nextWake = Math.min(nextWake, Math.max(waiter.deadline, now));
+				if (tried++ >= AdmissionQueue.BACKFILL_WINDOW) {
+					continue;
+				}
+				waiter.ask();
+				waiter.refreshCharges();
+				if (!this.store.status().reachable() && this.rules.exhausted(waiter, now, wallNow, after)) {
+					// the shared store would say so; its local fallback does not know
+					it.remove();
+					continue;
+				}
+				if (this.rules.penalized(waiter, now) || waiter.readyAt() > now) {
+					nextWake = Math.min(nextWake, waiter.readyAt());
+					head = (head != null) ? head : waiter;
+					continue;
+				}
+				Waiter.GateUse blocking = waiter.blockingGate();
+				if (blocking != null) {
+					// a release runs the queue again
+					waiter.blockedBy(blocking.gate().dimension(), waiter.scopeOf(blocking.gate()), true);
+					head = (head != null) ? head : waiter;
+					if (waiter.needsDayCheck()) {
+						// a spent day fails the call now, not once the bound opens
+						waiter.startDayCheck();
+						return waiter;
+					}
+					continue;
+				}
+				if (head != null && AdmissionRules.takesGateRoomOf(head, waiter)) {
+					waiter.blockedLike(head);
+					continue;
+				}
+				waiter.startBooking();
+				return waiter;
+			}
+		}
+		this.queue.wakeAt(nextWake, now);
+		return null;
+	}
+
+	/**
+	 * Looks at the daily limits of a call an in-flight bound holds, on the store thread
+	 * and outside the lock, and fails it if one is spent beyond its deadline.
+	 */
+	private void checkDay(Waiter waiter, long now, Instant wallNow) {
+		long wait = 0;
+		Charge spent = null;
+		for (Charge charge : waiter.charges) {
+			if (charge.bucket().daily()) {
+				long until;
+				try {
+					until = this.store.nanosUntilAvailable(List.of(charge), now, wallNow);
+				}
+				catch (RuntimeException ex) {
+					until = 0;
+				}
+				if (until > wait) {
+					wait = until;
+					spent = charge;
+				}
+			}
+		}
+		List<Runnable> after = new ArrayList<>();
+		this.queue.lock().lock();
+		try {
+			if (waiter.dayChecked() && spent != null
+					&& AdmissionRules.outlastsDeadline(waiter, spent.bucket(), wait, now)) {
+				this.queue.fail(waiter, AdmissionRules.budgetException(waiter, spent.bucket(), wallNow, wait), after);
+			}
+		}
+		finally {
+			this.queue.lock().unlock();
+		}
+		AdmissionQueue.emit(after);
+	}
+
+	/**
+	 * Takes the shared store's answer for a waiter: admits it, schedules its start, lets
+	 * it wait, or fails it. Returns a booking to give back when the waiter went
+	 * meanwhile.
+	 */
+	private Booking.Booked settle(Waiter waiter, Booking booking, long now, Instant wallNow, List<Runnable> after) {
+		if (!waiter.answered()) {
+			// cancelled, or the engine closed, while the booking was on its way
+			return (booking instanceof Booking.Booked booked) ? booked : null;
+		}
+		if (booking instanceof Booking.Booked booked) {
+			booked(waiter, booked, now, after);
+		}
+		else if (booking instanceof Booking.Refused refused) {
+			BucketSpec bucket = refused.bucket();
+			waiter.blockedBy(bucket.dimension(), bucket.scope(), bucket.slots());
+			if (AdmissionRules.outlastsDeadline(waiter, bucket, refused.waitNanos(), now)) {
+				this.queue.fail(waiter, AdmissionRules.budgetException(waiter, bucket, wallNow, refused.waitNanos()),
+						after);
+			}
+			else {
+				// Refused: no start in time, as the books stand. Refunds and releases
+				// here ask again at once; those of other processes, unseen here, are
+				// found by looking again soon. A batch call, asked only for now, comes
+				// back when its buckets allow it.
+				waiter.refusedByStore(now, refused.waitNanos(), bucket.slots(), pollNanos(waiter));
+			}
+		}
+		else if (booking instanceof Booking.Held held) {
+			holdOf(waiter, held.hold()).penalize(held.dimension(), Arith.saturatedAdd(now, held.waitNanos()));
+			this.rules.penalized(waiter, now);
+		}
+		else if (booking instanceof Booking.Exhausted exhausted && exhausted.until() != null
+				&& !exhausted.until().isAfter(wallNow)) {
+			// its reset has passed by this process's clock (Redis drops the hold by its
+			// own, which may lag): end it and ask again
+			this.store.clearExhaustion(exhausted.hold());
+			waiter.readyAt(now);
+		}
+		else if (booking instanceof Booking.Exhausted exhausted) {
+			holdOf(waiter, exhausted.hold()).exhaust(new Hold.Exhaustion(exhausted.dimension(), exhausted.reason(),
+					exhausted.until(), Long.MAX_VALUE, now));
+			this.queue.fail(waiter, AdmissionRules.exhaustedException(waiter, exhausted.dimension(), exhausted.reason(),
+					exhausted.until()), after);
+		}
+		else if (booking instanceof Booking.Unavailable unavailable) {
+			this.queue.fail(waiter, new QuotaStoreUnavailableException(waiter.pool.provider(), waiter.pool.region(),
+					waiter.pool.model(), unavailable.reason()), after);
+		}
+		return null;
+	}
+
+	/** A booking came back: the call starts now, or at its booked start. */
+	private void booked(Waiter waiter, Booking.Booked booked, long now, List<Runnable> after) {
+		this.queue.queueOf(waiter).remove(waiter);
+		if (!booked.probe() && this.store.status().reachable()) {
+			// the shared store holds no exhaustion for this call
+			waiter.pool.hold().clearExhaustion();
+			waiter.pool.account().hold().clearExhaustion();
+		}
+		long[] weights = AdmissionQueue.takeGates(waiter);
+		if (booked.start() <= now) {
+			this.queue.admit(waiter, booked, weights, now, after);
+			return;
+		}
+		waiter.scheduled(booked, weights);
+		this.scheduled.add(waiter);
+		waiter.startsWith(this.queue.clock().schedule(booked.start() - now, () -> start(waiter)));
+	}
+
+	private static Hold holdOf(Waiter waiter, String key) {
+		return key.equals(waiter.pool.holdKey()) ? waiter.pool.hold() : waiter.pool.account().hold();
+	}
+
+	/** Admits a call booked ahead, at its start time. */
+	private void start(Waiter waiter) {
+		List<Runnable> after = new ArrayList<>();
+		this.queue.lock().lock();
+		try {
+			if (waiter.state() != Waiter.State.SCHEDULED) {
+				return;
+			}
+			this.scheduled.remove(waiter);
+			Booking.Booked booked = waiter.started();
+			this.queue.admit(waiter, booked, waiter.weights(), this.queue.clock().nanoTime(), after);
+		}
+		finally {
+			this.queue.lock().unlock();
+		}
+		AdmissionQueue.emit(after);
+	}
+
+	/**
+	 * How soon a call the shared store refused looks again: an eighth of the pool's call
+	 * latency, between 10 ms and 500 ms.
+	 */
+	private static long pollNanos(Waiter waiter) {
+		return Math.max(10_000_000L, Math.min(500_000_000L, waiter.pool.latencyNanos() / 8));
+	}
+
+}

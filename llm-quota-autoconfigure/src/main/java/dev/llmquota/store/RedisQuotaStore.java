@@ -1,28 +1,15 @@
 package dev.llmquota.store;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
-import java.util.stream.Collectors;
 
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
@@ -32,17 +19,13 @@ import dev.llmquota.core.Claim;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.QuotaStore;
 import dev.llmquota.core.StoreStatus;
+import dev.llmquota.store.RedisConnection.RedisDown;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
-import org.springframework.core.io.ClassPathResource;
-import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The store shared by many replicas: every bucket, in-flight slot and provider hold in
@@ -56,19 +39,17 @@ import org.springframework.data.redis.core.script.RedisScript;
  * again every second and goes back to the shared books as soon as it answers. Leases on
  * shared slots are renewed every third of the lease time, so a replica that dies gives
  * its slots back after at most one lease time; on close a replica releases its leases.
+ * <p>
+ * Its parts: {@link RedisConnection} runs the script, {@link LocalFallback} keeps the
+ * local books, {@link RedisLeases} renews the leases and {@link PendingCorrections} keeps
+ * what waits for Redis; this class decides, per operation, which books answer, and sends
+ * every correction to the books that charged the booking.
  */
 public final class RedisQuotaStore implements QuotaStore {
 
 	private static final Log logger = LogFactory.getLog(RedisQuotaStore.class);
 
-	@SuppressWarnings("rawtypes")
-	private static final RedisScript<List> SCRIPT = RedisScript
-		.of(new ClassPathResource("dev/llmquota/store/quota.lua"), List.class);
-
 	private static final Duration LOOK_AGAIN = Duration.ofSeconds(1);
-
-	/** The longest wait for Redis at start-up, when the connection opens. */
-	private static final Duration FIRST_ANSWER = Duration.ofSeconds(5);
 
 	/** A key no hold uses, for a last round trip on close. */
 	private static final String CLOSING = "llmq:closing";
@@ -106,53 +87,26 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	}
 
-	private final ReactiveStringRedisTemplate redis;
-
 	private final Settings settings;
 
-	/**
-	 * Tests only: the caller's clock, in nanoseconds, which the script then runs on
-	 * instead of Redis's; {@code null} in production.
-	 */
-	private final LongSupplier testClock;
+	private final RedisConnection redis;
 
 	private final String replica = UUID.randomUUID().toString();
 
 	private final AtomicLong leaseIds = new AtomicLong();
 
-	/** Leases this replica holds in Redis, renewed until released. */
-	private final Map<String, Booking.Lease> leases = new ConcurrentHashMap<>();
+	private final RedisLeases leases;
 
-	private final LocalQuotaStore fallback = new LocalQuotaStore();
+	private final LocalFallback fallback;
+
+	private final PendingCorrections pending = new PendingCorrections();
 
 	private final AtomicReference<Instant> latestWall = new AtomicReference<>(Instant.MIN);
-
-	/** How many corrections of Redis bookings wait for Redis to answer again, at most. */
-	private static final int MAX_PENDING = 100_000;
-
-	/** Corrections of Redis bookings made while it did not answer, in order. */
-	private final Queue<Pending> pending = new ConcurrentLinkedQueue<>();
-
-	private final AtomicBoolean pendingDropped = new AtomicBoolean();
-
-	/** Writes sent and not yet answered. */
-	private final Set<CompletableFuture<List<Object>>> writes = ConcurrentHashMap.newKeySet();
 
 	/** Limits changed at run time that this replica follows, by key. */
 	private final Map<String, LimitWatch> limitWatches = new ConcurrentHashMap<>();
 
-	/** Slots taken in local fallback, by key. */
-	private final Map<String, AtomicInteger> localSlots = new ConcurrentHashMap<>();
-
-	private final AtomicLong fallbacks = new AtomicLong();
-
-	private volatile Instant downSince;
-
-	private final AtomicBoolean closed = new AtomicBoolean();
-
-	private final AtomicBoolean confirming = new AtomicBoolean();
-
-	private volatile long lastRenewal = System.nanoTime();
+	private final RedisAvailability availability;
 
 	private final Disposable ticker;
 
@@ -165,11 +119,19 @@ public final class RedisQuotaStore implements QuotaStore {
 		this(connectionFactory, settings, null);
 	}
 
+	/**
+	 * Creates the store for tests.
+	 * @param testClock the caller's clock, which the script then runs on instead of
+	 * Redis's
+	 */
 	RedisQuotaStore(ReactiveRedisConnectionFactory connectionFactory, Settings settings, LongSupplier testClock) {
-		this.redis = new ReactiveStringRedisTemplate(connectionFactory);
 		this.settings = settings;
-		this.testClock = testClock;
-		loadScript();
+		this.availability = new RedisAvailability(settings);
+		this.redis = new RedisConnection(connectionFactory, settings.timeout(), testClock, this.availability::failed);
+		this.availability.judge(this.redis);
+		this.leases = new RedisLeases(settings.leaseTime());
+		this.fallback = new LocalFallback(settings.localShare(), settings.leaseTime());
+		this.redis.loadScript();
 		Duration tick = (settings.leaseTime().dividedBy(3).compareTo(LOOK_AGAIN) < 0)
 				? settings.leaseTime().dividedBy(3) : LOOK_AGAIN;
 		this.ticker = Flux.interval(tick, tick).subscribe((ignored) -> {
@@ -196,14 +158,14 @@ public final class RedisQuotaStore implements QuotaStore {
 	@Override
 	public Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
 		wallNow = wall(wallNow);
-		if (this.downSince == null) {
-			awaitWrites();
+		if (this.availability.up()) {
+			this.redis.awaitWrites();
 			String lease = this.replica + ":" + this.leaseIds.incrementAndGet();
 			try {
-				Booking booking = QuotaScript.booking(call(QuotaScript.book(claim, time(now), now, latestStart, lease,
-						this.settings.leaseTime(), wallNow)), claim, now, wallNow, lease);
+				Booking booking = QuotaScript.booking(this.redis.call(QuotaScript.book(claim, this.redis.time(now), now,
+						latestStart, lease, this.settings.leaseTime(), wallNow)), claim, now, wallNow, lease);
 				if (booking instanceof Booking.Booked booked && booked.lease() != null) {
-					this.leases.put(lease, booked.lease());
+					this.leases.add(booked.lease());
 				}
 				return booking;
 			}
@@ -211,29 +173,30 @@ public final class RedisQuotaStore implements QuotaStore {
 				// The script may have run all the same: its slots must not stay taken
 				// until the lease expires (its units stay charged: never under-counted).
 				if (!claim.slots().isEmpty()) {
-					send(QuotaScript.release(new Booking.Lease(lease, claim.slots()), time()));
+					this.redis.send(QuotaScript.release(new Booking.Lease(lease, claim.slots()), this.redis.time()));
 				}
 			}
 		}
 		if (this.settings.onFailure() == OnFailure.REJECT) {
 			return new Booking.Unavailable("Redis does not answer");
 		}
-		return bookLocally(claim, now, wallNow, latestStart);
+		return this.fallback.book(claim, now, wallNow, latestStart);
 	}
 
 	@Override
 	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
 		wallNow = wall(wallNow);
-		if (this.downSince == null) {
-			awaitWrites();
+		if (this.availability.up()) {
+			this.redis.awaitWrites();
 			try {
-				return QuotaScript.waitNanos(call(QuotaScript.waitFor(charges, time(now), wallNow)), charges, wallNow);
+				return QuotaScript.waitNanos(
+						this.redis.call(QuotaScript.waitFor(charges, this.redis.time(now), wallNow)), charges, wallNow);
 			}
 			catch (RedisDown ex) {
 				// fall through to the fallback
 			}
 		}
-		return this.fallback.nanosUntilAvailable(scaled(charges), now, wallNow);
+		return this.fallback.nanosUntilAvailable(charges, now, wallNow);
 	}
 
 	@Override
@@ -253,22 +216,15 @@ public final class RedisQuotaStore implements QuotaStore {
 			return;
 		}
 		if (booking.fallback()) {
-			this.fallback.adjust(scaled(corrections), now, wallNow);
+			this.fallback.adjust(corrections, now, wallNow);
 			return;
 		}
 		Instant wall = wall(wallNow);
-		if (this.downSince == null) {
-			send(QuotaScript.adjust(corrections, time(now), wall));
+		if (this.availability.up()) {
+			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wall));
 			return;
 		}
-		if (this.pending.size() < MAX_PENDING) {
-			this.pending.add(new Pending(corrections, wall));
-		}
-		else if (this.pendingDropped.compareAndSet(false, true)) {
-			logger.warn("Redis has not answered for a while: llm-quota keeps no more than " + MAX_PENDING
-					+ " corrections for it, and drops later ones until it is back (refunds lost keep the books"
-					+ " above the provider's; charges lost are taken back by its rate-limit headers)");
-		}
+		this.pending.add(corrections, wall);
 	}
 
 	@Override
@@ -279,11 +235,11 @@ public final class RedisQuotaStore implements QuotaStore {
 	@Override
 	public void adjust(List<Charge> corrections, long now, Instant wallNow) {
 		wallNow = wall(wallNow);
-		if (this.downSince == null) {
-			send(QuotaScript.adjust(corrections, time(now), wallNow));
+		if (this.availability.up()) {
+			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wallNow));
 		}
 		else {
-			this.fallback.adjust(scaled(corrections), now, wallNow);
+			this.fallback.adjust(corrections, now, wallNow);
 		}
 	}
 
@@ -292,66 +248,68 @@ public final class RedisQuotaStore implements QuotaStore {
 		if (bucket.daily()) {
 			return;
 		}
-		if (this.downSince == null) {
-			send(QuotaScript.lower(bucket, maxLevel, time(now)));
+		if (this.availability.up()) {
+			this.redis.send(QuotaScript.lower(bucket, maxLevel, this.redis.time(now)));
 		}
 		else {
-			this.fallback.lowerTo(scaled(bucket), (long) Math.floor(maxLevel * this.settings.localShare()), now);
+			this.fallback.lowerTo(bucket, maxLevel, now);
 		}
 	}
 
 	@Override
 	public BucketState state(BucketSpec bucket, long now, Instant wallNow) {
 		wallNow = wall(wallNow);
-		if (this.downSince == null) {
-			awaitWrites();
+		if (this.availability.up()) {
+			this.redis.awaitWrites();
 			try {
-				return QuotaScript.state(call(QuotaScript.state(bucket, time(now), wallNow)), bucket, wallNow);
+				return QuotaScript.state(this.redis.call(QuotaScript.state(bucket, this.redis.time(now), wallNow)),
+						bucket, wallNow);
 			}
 			catch (RedisDown ex) {
 				// fall through to the fallback
 			}
 		}
-		return this.fallback.state(scaled(bucket), now, wallNow);
+		return this.fallback.state(bucket, now, wallNow);
 	}
 
 	@Override
 	public void release(Booking.Lease lease) {
-		if (lease.id().startsWith("local:")) {
-			lease.slots().forEach((slot) -> this.localSlots.get(slot.key()).decrementAndGet());
+		if (LocalFallback.holds(lease)) {
+			this.fallback.release(lease);
 			return;
 		}
-		this.leases.remove(lease.id());
-		if (this.downSince == null) {
-			send(QuotaScript.release(lease, time()));
+		this.leases.remove(lease);
+		if (this.availability.up()) {
+			this.redis.send(QuotaScript.release(lease, this.redis.time()));
 		}
 	}
 
 	@Override
 	public void penalize(String hold, Dimension dimension, long waitNanos) {
-		if (this.downSince == null) {
-			send(QuotaScript.penalize(hold, dimension, waitNanos, time()));
-		}
+		sendIfUp(QuotaScript.penalize(hold, dimension, waitNanos, this.redis.time()));
 	}
 
 	@Override
 	public void exhaust(String hold, Dimension dimension, String reason, Instant until, long probeIntervalNanos) {
-		if (this.downSince == null) {
-			send(QuotaScript.exhaust(hold, dimension, reason, until, probeIntervalNanos, time()));
-		}
+		sendIfUp(QuotaScript.exhaust(hold, dimension, reason, until, probeIntervalNanos, this.redis.time()));
 	}
 
 	@Override
 	public void clearExhaustion(String hold) {
-		if (this.downSince == null) {
-			send(QuotaScript.clear(hold, time()));
-		}
+		sendIfUp(QuotaScript.clear(hold, this.redis.time()));
 	}
 
 	@Override
 	public void publishLimit(String key, String field, long limit) {
-		if (this.downSince == null) {
-			send(QuotaScript.publishLimit(key, field, limit, time()));
+		sendIfUp(QuotaScript.publishLimit(key, field, limit, this.redis.time()));
+	}
+
+	/**
+	 * Cluster signals only Redis keeps: while it is down, nobody else would hear them.
+	 */
+	private void sendIfUp(QuotaScript.Call call) {
+		if (this.availability.up()) {
+			this.redis.send(call);
 		}
 	}
 
@@ -363,14 +321,14 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public boolean isAvailable() {
-		return this.downSince == null || this.settings.onFailure() == OnFailure.LOCAL;
+		return this.availability.up() || this.settings.onFailure() == OnFailure.LOCAL;
 	}
 
 	@Override
 	public StoreStatus status() {
-		Instant since = this.downSince;
+		Instant since = this.availability.downSince();
 		return new StoreStatus("redis", since == null, since != null && this.settings.onFailure() == OnFailure.LOCAL,
-				this.fallbacks.get(), since);
+				this.availability.fallbacks(), since);
 	}
 
 	/**
@@ -379,13 +337,12 @@ public final class RedisQuotaStore implements QuotaStore {
 	 */
 	@Override
 	public void close() {
-		if (!this.closed.compareAndSet(false, true)) {
+		if (!this.redis.close()) {
 			return;
 		}
 		this.ticker.dispose();
-		List<Booking.Lease> held = new ArrayList<>(this.leases.values());
-		this.leases.clear();
-		if (this.downSince != null) {
+		List<Booking.Lease> held = this.leases.takeAll();
+		if (!this.availability.up()) {
 			// they expire after the lease time
 			return;
 		}
@@ -395,11 +352,11 @@ public final class RedisQuotaStore implements QuotaStore {
 			// keep its slot taken for a whole lease time, so closing waits as long as
 			// start-up.
 			for (Booking.Lease lease : held) {
-				call(QuotaScript.release(lease, time()), FIRST_ANSWER);
+				this.redis.call(QuotaScript.release(lease, this.redis.time()), RedisConnection.FIRST_ANSWER);
 			}
 			// Answered after every command sent before it on the connection: releases
 			// sent without waiting as the last calls ended have reached Redis too.
-			call(QuotaScript.clear(CLOSING, time()), FIRST_ANSWER);
+			this.redis.call(QuotaScript.clear(CLOSING, this.redis.time()), RedisConnection.FIRST_ANSWER);
 		}
 		catch (RedisDown ex) {
 			// they expire after the lease time
@@ -408,38 +365,29 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	/** Renews leases that are due, or, while Redis is down, looks whether it is back. */
 	private void tick() {
-		if (this.downSince != null) {
-			Flux.defer(() -> this.redis.execute((connection) -> connection.ping()))
-				.next()
-				.timeout(this.settings.timeout())
-				.subscribe((pong) -> recovered(), (error) -> {
-				});
+		if (!this.availability.up()) {
+			this.availability.lookAgain(() -> {
+				this.leases.restore(this.redis);
+				// what calls booked in Redis used while it was down lands now
+				this.pending.drainTo((corrections, wallNow) -> this.redis
+					.send(QuotaScript.adjust(corrections, this.redis.time(), wallNow)));
+			});
 			return;
 		}
 		this.limitWatches.forEach(this::readLimits);
-		long now = System.nanoTime();
-		if (now - this.lastRenewal < this.settings.leaseTime().toNanos() / 3 || this.leases.isEmpty()) {
-			return;
-		}
-		this.lastRenewal = now;
-		// One script per provider entry: a script may touch keys of one Cluster slot
-		// only.
-		Map<String, List<Booking.Lease>> byEntry = this.leases.values()
-			.stream()
-			.collect(Collectors.groupingBy((lease) -> QuotaScript.hashTag(lease.slots().get(0).key())));
-		byEntry.values().forEach((leases) -> send(QuotaScript.renew(leases, this.settings.leaseTime(), time())));
+		this.leases.renewIfDue(this.redis);
 	}
 
 	/**
 	 * Reads a provider entry's changed limits and tells its listener of a new version.
 	 */
 	private void readLimits(String key, LimitWatch watch) {
-		if (this.closed.get() || this.downSince != null) {
+		if (this.redis.closed() || !this.availability.up()) {
 			return;
 		}
-		execute(QuotaScript.limits(key, time())).whenComplete((reply, error) -> {
+		this.redis.execute(QuotaScript.limits(key, this.redis.time())).whenComplete((reply, error) -> {
 			if (error != null) {
-				failed(error);
+				this.availability.failed(error);
 				return;
 			}
 			Map<String, Long> limits = QuotaScript.limits(reply);
@@ -456,191 +404,6 @@ public final class RedisQuotaStore implements QuotaStore {
 		});
 	}
 
-	private Booking bookLocally(Claim claim, long now, Instant wallNow, long latestStart) {
-		for (BucketSpec slot : claim.slots()) {
-			AtomicInteger taken = this.localSlots.computeIfAbsent(slot.key(), (key) -> new AtomicInteger());
-			if (taken.get() >= shareOf(slot.enforced())) {
-				return new Booking.Refused(slot, this.settings.leaseTime().toNanos());
-			}
-		}
-		Booking booking = this.fallback.book(scaled(claim.charges()), now, wallNow, latestStart);
-		if (!(booking instanceof Booking.Booked booked)) {
-			return booking;
-		}
-		claim.slots().forEach((slot) -> this.localSlots.get(slot.key()).incrementAndGet());
-		Booking.Lease lease = claim.slots().isEmpty() ? null
-				: new Booking.Lease("local:" + this.leaseIds.incrementAndGet(), List.copyOf(claim.slots()));
-		// the caller keeps the real buckets: corrections after Redis is back go there
-		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(claim.charges()), lease, false, true);
-	}
-
-	private List<Object> call(QuotaScript.Call call) {
-		return call(call, this.settings.timeout().multipliedBy(2));
-	}
-
-	private List<Object> call(QuotaScript.Call call, Duration patience) {
-		try {
-			return execute(call, patience).get(patience.toNanos(), TimeUnit.NANOSECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new RedisDown();
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			failed((ex.getCause() != null) ? ex.getCause() : ex);
-			throw new RedisDown();
-		}
-	}
-
-	private void send(QuotaScript.Call call) {
-		if (this.closed.get()) {
-			// shutting down: the leases were released on close
-			return;
-		}
-		CompletableFuture<List<Object>> write = execute(call);
-		this.writes.add(write);
-		write.whenComplete((reply, error) -> this.writes.remove(write));
-		write.exceptionally((error) -> {
-			failed(error);
-			return null;
-		});
-	}
-
-	/**
-	 * Waits for the writes sent so far (releases, refunds, corrections) to land before a
-	 * read or a booking: a slot released or a refund given here must be seen by the next
-	 * booking, whichever connection each goes out on. Runs on the engine's store thread
-	 * or a caller that reads, never on a thread that ends a call.
-	 */
-	private void awaitWrites() {
-		for (CompletableFuture<List<Object>> write : List.copyOf(this.writes)) {
-			try {
-				write.get(this.settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return;
-			}
-			catch (ExecutionException | TimeoutException ex) {
-				// its failure is handled where it was sent
-			}
-		}
-	}
-
-	/** Runs the script; its reply is one list (the multi-bulk reply of EVALSHA). */
-	private CompletableFuture<List<Object>> execute(QuotaScript.Call call) {
-		return execute(call, this.settings.timeout());
-	}
-
-	@SuppressWarnings("unchecked")
-	private CompletableFuture<List<Object>> execute(QuotaScript.Call call, Duration timeout) {
-		// deferred: a connection that cannot even be asked fails the future, not the
-		// caller
-		return Flux.defer(() -> this.redis.execute(SCRIPT, call.keys(), call.args()))
-			.next()
-			.map((reply) -> (List<Object>) reply)
-			.timeout(timeout)
-			.toFuture();
-	}
-
-	/**
-	 * Loads the script at start-up, when the first command also opens the connection: it
-	 * may take longer than one answer should, so it gets {@link #FIRST_ANSWER}.
-	 */
-	private void loadScript() {
-		try {
-			scriptLoad(FIRST_ANSWER.compareTo(this.settings.timeout()) > 0 ? FIRST_ANSWER : this.settings.timeout())
-				.onErrorResume((error) -> {
-					failed(error);
-					return Mono.empty();
-				})
-				.toFuture()
-				.get();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		catch (ExecutionException ex) {
-			failed(ex.getCause());
-		}
-	}
-
-	private Mono<String> scriptLoad(Duration timeout) {
-		return Flux
-			.defer(() -> this.redis.execute((connection) -> connection.scriptingCommands()
-				.scriptLoad(ByteBuffer.wrap(SCRIPT.getScriptAsString().getBytes(StandardCharsets.UTF_8)))))
-			.next()
-			.timeout(timeout);
-	}
-
-	/**
-	 * Takes a failed answer: an error of the connection means Redis is down; a slow
-	 * answer may be a pause, so a ping decides.
-	 */
-	private void failed(Throwable error) {
-		if (this.downSince != null || this.closed.get()) {
-			return;
-		}
-		if (error instanceof TimeoutException || error instanceof QueryTimeoutException) {
-			if (this.confirming.compareAndSet(false, true)) {
-				Flux.defer(() -> this.redis.execute((connection) -> connection.ping()))
-					.next()
-					.timeout(this.settings.timeout())
-					.doFinally((signal) -> this.confirming.set(false))
-					.subscribe((pong) -> {
-					}, (ignored) -> down(error));
-			}
-			return;
-		}
-		down(error);
-	}
-
-	private void down(Throwable error) {
-		synchronized (this) {
-			if (this.downSince != null) {
-				return;
-			}
-			this.downSince = Instant.now();
-			this.fallbacks.incrementAndGet();
-		}
-		if (this.settings.onFailure() == OnFailure.LOCAL) {
-			logger.warn("Redis does not answer (" + error + "); llm-quota goes on with local books, this replica"
-					+ " taking llm.quota.redis.local-share=" + this.settings.localShare()
-					+ " of each limit, until Redis answers again");
-		}
-		else {
-			logger.error("Redis does not answer (" + error + "); llm-quota refuses calls"
-					+ " (llm.quota.redis.on-failure=reject) until Redis answers again");
-		}
-	}
-
-	/**
-	 * Redis answers a ping again: load the script (a restarted server has none), take
-	 * back the leases of calls still running, and return to the shared books. Runs on
-	 * Lettuce's thread, so nothing here waits for an answer.
-	 */
-	private void recovered() {
-		if (this.downSince == null || !this.confirming.compareAndSet(false, true)) {
-			return;
-		}
-		scriptLoad(this.settings.timeout()).doFinally((signal) -> this.confirming.set(false)).subscribe((sha) -> {
-			Map<String, List<Booking.Lease>> byEntry = this.leases.values()
-				.stream()
-				.collect(Collectors.groupingBy((lease) -> QuotaScript.hashTag(lease.slots().get(0).key())));
-			this.downSince = null;
-			byEntry.values().forEach((leases) -> send(QuotaScript.restore(leases, this.settings.leaseTime(), time())));
-			// what calls booked in Redis used while it was down lands now
-			Pending correction;
-			while ((correction = this.pending.poll()) != null) {
-				send(QuotaScript.adjust(correction.corrections(), time(), correction.wallNow()));
-			}
-			this.pendingDropped.set(false);
-			logger.info("Redis answers again; llm-quota is back on the shared books");
-		}, (error) -> {
-			// still down: the next tick pings again
-		});
-	}
-
 	/**
 	 * The wall time for calendar days, never earlier than any this store was given: a
 	 * wall clock set back across midnight must not open a new count of a day already
@@ -650,52 +413,11 @@ public final class RedisQuotaStore implements QuotaStore {
 		return this.latestWall.accumulateAndGet(wallNow, (seen, given) -> given.isAfter(seen) ? given : seen);
 	}
 
-	/** The script's time argument for an operation at the caller's {@code now}. */
-	private String time(long now) {
-		return QuotaScript.time((this.testClock != null) ? now : null);
-	}
-
-	/** The script's time argument for an operation the caller gives no time. */
-	private String time() {
-		return QuotaScript.time((this.testClock != null) ? this.testClock.getAsLong() : null);
-	}
-
-	private long shareOf(long enforced) {
-		return Math.max(1, (long) Math.floor(enforced * this.settings.localShare()));
-	}
-
-	private List<Charge> scaled(List<Charge> charges) {
-		List<Charge> scaled = new ArrayList<>(charges.size());
-		for (Charge charge : charges) {
-			scaled.add(new Charge(scaled(charge.bucket()), charge.units()));
-		}
-		return scaled;
-	}
-
-	private BucketSpec scaled(BucketSpec bucket) {
-		return new BucketSpec(bucket.key(), bucket.scope(), bucket.dimension(), shareOf(bucket.enforced()),
-				shareOf(bucket.capacity()), bucket.zone());
-	}
-
 	/** A provider entry's limits changed at run time, and the version last applied. */
-	/** A correction of a Redis booking waiting for Redis. */
-	private record Pending(List<Charge> corrections, Instant wallNow) {
-
-	}
-
 	private record LimitWatch(BiConsumer<String, Long> listener, AtomicLong version) {
 
 		LimitWatch(BiConsumer<String, Long> listener) {
 			this(listener, new AtomicLong(-1));
-		}
-
-	}
-
-	/** Redis did not answer in time; the caller falls back. */
-	private static final class RedisDown extends RuntimeException {
-
-		RedisDown() {
-			super(null, null, false, false);
 		}
 
 	}

@@ -1,0 +1,103 @@
+package dev.llmquota.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.BucketState;
+import dev.llmquota.core.Charge;
+import dev.llmquota.core.Claim;
+
+/**
+ * The books a replica keeps while Redis does not answer: this replica's share of every
+ * limit and shared slot. A booking made here is marked so, and every correction of it
+ * comes back here, even once Redis answers again: Redis never charged it.
+ */
+final class LocalFallback {
+
+	private static final String LEASE_PREFIX = "local:";
+
+	private final LocalQuotaStore books = new LocalQuotaStore();
+
+	/** Slots taken here, by key. */
+	private final Map<String, AtomicInteger> slots = new ConcurrentHashMap<>();
+
+	private final AtomicLong leaseIds = new AtomicLong();
+
+	private final double share;
+
+	private final Duration leaseTime;
+
+	LocalFallback(double share, Duration leaseTime) {
+		this.share = share;
+		this.leaseTime = leaseTime;
+	}
+
+	Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
+		for (BucketSpec slot : claim.slots()) {
+			AtomicInteger taken = this.slots.computeIfAbsent(slot.key(), (key) -> new AtomicInteger());
+			if (taken.get() >= shareOf(slot.enforced())) {
+				return new Booking.Refused(slot, this.leaseTime.toNanos());
+			}
+		}
+		Booking booking = this.books.book(scaled(claim.charges()), now, wallNow, latestStart);
+		if (!(booking instanceof Booking.Booked booked)) {
+			return booking;
+		}
+		claim.slots().forEach((slot) -> this.slots.get(slot.key()).incrementAndGet());
+		Booking.Lease lease = claim.slots().isEmpty() ? null
+				: new Booking.Lease(LEASE_PREFIX + this.leaseIds.incrementAndGet(), List.copyOf(claim.slots()));
+		// the caller keeps the real buckets: corrections after Redis is back come here
+		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(claim.charges()), lease, false, true);
+	}
+
+	long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
+		return this.books.nanosUntilAvailable(scaled(charges), now, wallNow);
+	}
+
+	void adjust(List<Charge> corrections, long now, Instant wallNow) {
+		this.books.adjust(scaled(corrections), now, wallNow);
+	}
+
+	void lowerTo(BucketSpec bucket, long maxLevel, long now) {
+		this.books.lowerTo(scaled(bucket), (long) Math.floor(maxLevel * this.share), now);
+	}
+
+	BucketState state(BucketSpec bucket, long now, Instant wallNow) {
+		return this.books.state(scaled(bucket), now, wallNow);
+	}
+
+	/** Whether the lease was taken here, in fallback. */
+	static boolean holds(Booking.Lease lease) {
+		return lease.id().startsWith(LEASE_PREFIX);
+	}
+
+	void release(Booking.Lease lease) {
+		lease.slots().forEach((slot) -> this.slots.get(slot.key()).decrementAndGet());
+	}
+
+	private long shareOf(long enforced) {
+		return Math.max(1, (long) Math.floor(enforced * this.share));
+	}
+
+	private List<Charge> scaled(List<Charge> charges) {
+		List<Charge> scaled = new ArrayList<>(charges.size());
+		for (Charge charge : charges) {
+			scaled.add(new Charge(scaled(charge.bucket()), charge.units()));
+		}
+		return scaled;
+	}
+
+	private BucketSpec scaled(BucketSpec bucket) {
+		return new BucketSpec(bucket.key(), bucket.scope(), bucket.dimension(), shareOf(bucket.enforced()),
+				shareOf(bucket.capacity()), bucket.zone());
+	}
+
+}

@@ -397,7 +397,9 @@ public class LlmQuotaProperties {
 		private Duration leaseTime = Duration.ofSeconds(30);
 
 		/**
-		 * Longest wait for one answer from Redis before the replica falls back.
+		 * How long Redis may take: an answer later than twice this is late, and a ping
+		 * given this long then decides whether Redis is down (the replica falls back) or
+		 * slow (the call waits for its answer, up to its max-wait).
 		 */
 		private Duration timeout = Duration.ofMillis(500);
 

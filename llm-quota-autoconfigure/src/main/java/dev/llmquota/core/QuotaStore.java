@@ -41,6 +41,21 @@ public interface QuotaStore extends AutoCloseable {
 	}
 
 	/**
+	 * Books a call as {@link #book(Claim, long, Instant, long)} does, for a call that can
+	 * wait for the store's answer until {@code answerBy}: a store whose answer is late
+	 * waits that long for it before it calls the outcome unknown.
+	 * @param claim the charges, slots and holds
+	 * @param now the current monotonic time, in nanoseconds
+	 * @param wallNow the current wall time
+	 * @param latestStart the latest acceptable start
+	 * @param answerBy the call's deadline, on the same clock as {@code now}
+	 * @return the booking
+	 */
+	default Booking book(Claim claim, long now, Instant wallNow, long latestStart, long answerBy) {
+		return book(claim, now, wallNow, latestStart);
+	}
+
+	/**
 	 * Returns how long from {@code now} until every bucket allows the claim, its
 	 * interactive reserve included, without taking anything.
 	 * @param claim the charges and reserve

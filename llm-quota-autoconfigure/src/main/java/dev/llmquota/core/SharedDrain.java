@@ -122,7 +122,7 @@ final class SharedDrain implements Drain {
 				// A batch call is booked only to start now: booked ahead, it would keep
 				// its place against interactive calls that come after it.
 				long latest = (next.priority == Priority.BATCH) ? now : next.deadline;
-				booking = this.store.book(next.claim(), now, wallNow, latest);
+				booking = this.store.book(next.claim(), now, wallNow, latest, next.deadline);
 			}
 			catch (RuntimeException ex) {
 				booking = new Booking.Unavailable(String.valueOf(ex.getMessage()));

@@ -64,7 +64,12 @@ final class RedisConnection {
 
 	/** Runs a script and waits for its answer, twice the timeout at most. */
 	List<Object> call(QuotaScript.Call call) {
-		return call(call, this.timeout.multipliedBy(2));
+		return call(call, patience());
+	}
+
+	/** How long an answer may take before it is late: twice the timeout. */
+	Duration patience() {
+		return this.timeout.multipliedBy(2);
 	}
 
 	/**
@@ -126,8 +131,12 @@ final class RedisConnection {
 		return execute(call, this.timeout);
 	}
 
+	/**
+	 * Runs the script; the reply may come until {@code timeout}, which is the only bound
+	 * on how long the command is kept: the caller decides how long it waits.
+	 */
 	@SuppressWarnings("unchecked")
-	private CompletableFuture<List<Object>> execute(QuotaScript.Call call, Duration timeout) {
+	CompletableFuture<List<Object>> execute(QuotaScript.Call call, Duration timeout) {
 		// deferred: a connection that cannot even be asked fails the future, not the
 		// caller
 		return Flux.defer(() -> this.redis.execute(SCRIPT, call.keys(), call.args()))

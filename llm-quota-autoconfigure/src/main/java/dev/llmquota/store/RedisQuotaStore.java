@@ -5,7 +5,11 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
@@ -50,6 +54,9 @@ public final class RedisQuotaStore implements QuotaStore {
 	private static final Log logger = LogFactory.getLog(RedisQuotaStore.class);
 
 	private static final Duration LOOK_AGAIN = Duration.ofSeconds(1);
+
+	/** How often a call whose booking is late looks whether Redis was judged down. */
+	private static final long LATE_STEP = Duration.ofMillis(20).toNanos();
 
 	/** A key no hold uses, for a last round trip on close. */
 	private static final String CLOSING = "llmq:closing";
@@ -157,30 +164,109 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
+		return book(claim, now, wallNow, latestStart, latestStart);
+	}
+
+	/**
+	 * Books in Redis while it is judged up. An answer later than the connection's
+	 * patience has an unknown outcome, not a failed one: the call waits for it until its
+	 * deadline while a ping decides whether Redis is down, and goes to the local books
+	 * only if it is. A booking that lands after the call stopped waiting is given back,
+	 * so a call is never admitted both in Redis and locally.
+	 */
+	@Override
+	public Booking book(Claim claim, long now, Instant wallNow, long latestStart, long answerBy) {
 		wallNow = wall(wallNow);
 		if (this.availability.up()) {
 			this.redis.awaitWrites();
 			String lease = this.replica + ":" + this.leaseIds.incrementAndGet();
-			try {
-				Booking booking = QuotaScript.booking(this.redis.call(QuotaScript.book(claim, this.redis.time(now), now,
-						latestStart, lease, this.settings.leaseTime(), wallNow)), claim, now, wallNow, lease);
-				if (booking instanceof Booking.Booked booked && booked.lease() != null) {
-					this.leases.add(booked.lease());
-				}
+			// at least long enough for a ping to judge a late answer
+			long patience = Math.max(this.redis.patience().plus(this.settings.timeout()).toNanos(), answerBy - now);
+			CompletableFuture<List<Object>> answer = this.redis
+				.execute(
+						QuotaScript.book(claim, this.redis.time(now), now, latestStart, lease,
+								this.settings.leaseTime(), wallNow),
+						Duration.ofNanos(patience).plus(this.settings.leaseTime()));
+			Booking booking = await(answer, patience, claim, now, wallNow, lease);
+			if (booking != null) {
 				return booking;
-			}
-			catch (RedisDown ex) {
-				// The script may have run all the same: its slots must not stay taken
-				// until the lease expires (its units stay charged: never under-counted).
-				if (!claim.slots().isEmpty()) {
-					this.redis.send(QuotaScript.release(new Booking.Lease(lease, claim.slots()), this.redis.time()));
-				}
 			}
 		}
 		if (this.settings.onFailure() == OnFailure.REJECT) {
 			return new Booking.Unavailable("Redis does not answer");
 		}
 		return this.fallback.book(claim, now, wallNow, latestStart);
+	}
+
+	/**
+	 * Waits for a booking's answer: returns it, a refusal when none came in the call's
+	 * time, or {@code null} when Redis is judged down (the caller falls back).
+	 */
+	private Booking await(CompletableFuture<List<Object>> answer, long patience, Claim claim, long now, Instant wallNow,
+			String lease) {
+		long started = System.nanoTime();
+		long late = this.redis.patience().toNanos();
+		boolean asked = false;
+		while (true) {
+			long waited = System.nanoTime() - started;
+			long step = asked ? Math.min(LATE_STEP, patience - waited) : late - waited;
+			try {
+				Booking booking = QuotaScript.booking(answer.get(Math.max(0, step), TimeUnit.NANOSECONDS), claim, now,
+						wallNow, lease);
+				if (booking instanceof Booking.Booked booked && booked.lease() != null) {
+					this.leases.add(booked.lease());
+				}
+				return booking;
+			}
+			catch (TimeoutException ex) {
+				if (!asked) {
+					// late: a ping decides whether Redis is down or slow
+					asked = true;
+					this.availability.failed(ex);
+				}
+				if (!this.availability.up()) {
+					giveBackWhenAnswered(answer, claim, now, wallNow, lease);
+					return null;
+				}
+				if (System.nanoTime() - started >= patience) {
+					giveBackWhenAnswered(answer, claim, now, wallNow, lease);
+					return new Booking.Unavailable("Redis answered no booking within the call's max-wait");
+				}
+			}
+			catch (ExecutionException ex) {
+				// the connection failed: the script may have run all the same
+				this.availability.failed((ex.getCause() != null) ? ex.getCause() : ex);
+				giveBackWhenAnswered(answer, claim, now, wallNow, lease);
+				return this.availability.up() ? new Booking.Unavailable(String.valueOf(ex.getCause())) : null;
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				giveBackWhenAnswered(answer, claim, now, wallNow, lease);
+				return new Booking.Unavailable("interrupted while waiting for Redis");
+			}
+		}
+	}
+
+	/**
+	 * The call no longer waits for its booking: its slots must not stay taken until the
+	 * lease expires, so they are released now (after the booking, on the same
+	 * connection), and a booking that does land is given back in full.
+	 */
+	private void giveBackWhenAnswered(CompletableFuture<List<Object>> answer, Claim claim, long now, Instant wallNow,
+			String lease) {
+		if (!claim.slots().isEmpty()) {
+			this.redis.send(QuotaScript.release(new Booking.Lease(lease, claim.slots()), this.redis.time()));
+		}
+		answer.thenAccept((reply) -> {
+			try {
+				if (QuotaScript.booking(reply, claim, now, wallNow, lease) instanceof Booking.Booked booked) {
+					cancel(booked, now, wallNow);
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.warn("llm-quota could not give back a booking Redis answered late", ex);
+			}
+		});
 	}
 
 	@Override

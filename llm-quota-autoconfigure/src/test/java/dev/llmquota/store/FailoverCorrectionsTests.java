@@ -52,12 +52,14 @@ class FailoverCorrectionsTests {
 				new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.LOCAL, 0.5, Duration.ofSeconds(30),
 						Duration.ofMillis(200)),
 				this.clock::nanoTime);
-		// 60,000 tokens a minute in a bucket of 60,000: no refill while the clock stands
+		// 600 tokens a minute in a bucket of 600: no refill while the clock stands, and
+		// Redis, which expires a bucket's key once it would be full on its own clock,
+		// keeps it for seconds
 		this.engine = TestConfigs.provider()
 			.inFlightGate(false)
 			.headroom(1.0)
 			.burstWindow(Duration.ofSeconds(60))
-			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 60_000))
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 600))
 			.engine(this.store, this.clock);
 	}
 
@@ -84,11 +86,11 @@ class FailoverCorrectionsTests {
 		// the call booked in Redis ends during the outage: 15 used, 85 to refund there
 		inRedis.permit().complete(new Usage(10, 0, 5));
 		await().atMost(PATIENCE).until(() -> this.store.status().reachable());
-		assertThat(redisRemaining(tokens)).as("Redis got the refund of its own call").isEqualTo(60_000 - 15);
+		assertThat(redisRemaining(tokens)).as("Redis got the refund of its own call").isEqualTo(600 - 15);
 		// the call booked in the fallback ends with Redis back: its refund is not Redis's
 		inFallback.permit().complete(new Usage(10, 0, 5));
 		Calls.settle(this.engine);
-		assertThat(redisRemaining(tokens)).as("Redis never charged the fallback's call").isEqualTo(60_000 - 15);
+		assertThat(redisRemaining(tokens)).as("Redis never charged the fallback's call").isEqualTo(600 - 15);
 	}
 
 	private void pause(Duration duration) {

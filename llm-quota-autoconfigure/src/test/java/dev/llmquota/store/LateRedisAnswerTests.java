@@ -1,0 +1,116 @@
+package dev.llmquota.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Charge;
+import dev.llmquota.core.Claim;
+import dev.llmquota.core.Dimension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A booking whose answer is late has an unknown outcome, not a failed one: the call waits
+ * for it while Redis still answers, goes to the local books only once Redis is judged
+ * down, and a booking that lands after the call stopped waiting is given back. So a call
+ * is never admitted both in Redis and locally. Redis is made late with
+ * {@code CLIENT PAUSE}, which delays every answer, pings included, and keeps the data.
+ */
+class LateRedisAnswerTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(15);
+
+	private static final long NOW = 1_000_000_000L;
+
+	private static final Instant WALL = Instant.parse("2026-12-01T12:00:00Z");
+
+	private final List<AutoCloseable> resources = new ArrayList<>();
+
+	private EmbeddedRedis redis;
+
+	private LettuceConnectionFactory connectionFactory;
+
+	/** 600 a minute: a booking of 300 takes 30 s to refill, and its key lives as long. */
+	private final BucketSpec tokens = new BucketSpec("llmq:{late}:tokens", BucketSpec.Scope.POOL,
+			Dimension.TOKENS_PER_MINUTE, 600, 600, java.time.ZoneOffset.UTC);
+
+	private final BucketSpec slot = new BucketSpec("llmq:{late}:slots", BucketSpec.Scope.POOL,
+			Dimension.CONCURRENT_REQUESTS, 1, 1, java.time.ZoneOffset.UTC);
+
+	private final Claim claim = new Claim(List.of(new Charge(this.tokens, 300)), List.of(this.slot), List.of(), null);
+
+	@BeforeEach
+	void start() {
+		this.redis = EmbeddedRedis.own();
+		this.connectionFactory = this.redis.connectionFactory();
+	}
+
+	@AfterEach
+	void stop() throws Exception {
+		for (AutoCloseable resource : this.resources) {
+			resource.close();
+		}
+		this.connectionFactory.destroy();
+		this.redis.close();
+	}
+
+	@Test
+	void anAnswerLaterThanTheTimeoutFromARedisThatStillAnswersIsWaitedFor() {
+		// an answer is late after 2 s; the ping that follows gets 1 s more
+		RedisQuotaStore one = store(Duration.ofSeconds(1));
+		RedisQuotaStore two = store(Duration.ofSeconds(1));
+		pause(Duration.ofMillis(2_500));
+		Booking booking = one.book(this.claim, NOW, WALL, NOW + Duration.ofSeconds(30).toNanos());
+		assertThat(booking).isInstanceOf(Booking.Booked.class);
+		assertThat(((Booking.Booked) booking).fallback()).as("booked in Redis, not in the local books").isFalse();
+		assertThat(one.status().fallbacks()).as("a late answer is not an outage").isZero();
+		assertThat(two.book(this.claim, NOW, WALL, NOW))
+			.as("the one shared slot is taken: no second call in flight on another replica")
+			.isInstanceOf(Booking.Refused.class);
+	}
+
+	@Test
+	void aBookingRedisAnswersAfterTheCallWentToTheLocalBooksIsGivenBack() {
+		// late after 400 ms, judged down 200 ms later, answers after 1.5 s
+		RedisQuotaStore store = store(Duration.ofMillis(200));
+		pause(Duration.ofMillis(1_500));
+		Booking booking = store.book(this.claim, NOW, WALL, NOW + Duration.ofSeconds(30).toNanos());
+		assertThat(booking).isInstanceOf(Booking.Booked.class);
+		assertThat(((Booking.Booked) booking).fallback()).as("Redis judged down: the local books").isTrue();
+		await().atMost(PATIENCE).until(() -> store.status().reachable());
+		RedisQuotaStore other = store(Duration.ofSeconds(2));
+		await().atMost(PATIENCE)
+			.untilAsserted(() -> assertThat(other.state(this.tokens, NOW, WALL).remaining())
+				.as("the booking Redis made after the call stopped waiting is refunded there")
+				.isEqualTo(600));
+		assertThat(other.book(this.claim, NOW, WALL, NOW)).as("and its slot is free")
+			.isInstanceOf(Booking.Booked.class);
+	}
+
+	private RedisQuotaStore store(Duration timeout) {
+		RedisQuotaStore store = new RedisQuotaStore(this.connectionFactory,
+				new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.LOCAL, 0.5, Duration.ofSeconds(30), timeout),
+				() -> NOW);
+		this.resources.add(0, store);
+		return store;
+	}
+
+	private void pause(Duration duration) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			connection.execute("CLIENT", "PAUSE".getBytes(), Long.toString(duration.toMillis()).getBytes(),
+					"ALL".getBytes());
+		}
+	}
+
+}

@@ -1,7 +1,11 @@
 package dev.llmquota.autoconfigure;
 
+import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.metrics.LlmQuotaMetrics;
+import io.github.resilience4j.micrometer.tagged.RetryMetricNames;
+import io.github.resilience4j.micrometer.tagged.TaggedRetryMetrics;
+import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -22,6 +26,21 @@ public final class LlmQuotaMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	LlmQuotaMetrics llmQuotaMetrics(QuotaEngine engine) {
 		return new LlmQuotaMetrics(engine);
+	}
+
+	/**
+	 * Retries of the one retry policy, per provider entry: {@code llm.quota.retry.calls}
+	 * tagged {@code name} (the entry's id) and {@code kind}.
+	 * @param calls the adapters' calls
+	 * @return the binder
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "llmQuotaRetryMetrics")
+	@ConditionalOnBean(LlmQuotaCalls.class)
+	MeterBinder llmQuotaRetryMetrics(LlmQuotaCalls calls) {
+		return TaggedRetryMetrics.ofRetryRegistry(
+				RetryMetricNames.custom().callsMetricName("llm.quota.retry.calls").build(),
+				calls.retryPolicy().registry());
 	}
 
 }

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
@@ -57,6 +58,8 @@ public final class LlmQuotaCalls {
 
 	private final RetrySettings retry;
 
+	private final RetryPolicy retryPolicy;
+
 	private final RefusalHandling refusals;
 
 	/**
@@ -76,6 +79,7 @@ public final class LlmQuotaCalls {
 		this.engine = engine;
 		this.routes = new Routes(engine.config());
 		this.retry = retry;
+		this.retryPolicy = new RetryPolicy(retry);
 		this.refusals = new RefusalHandling(engine, retry);
 		engine.addListener(new QuotaEvents() {
 
@@ -107,6 +111,14 @@ public final class LlmQuotaCalls {
 	 */
 	public RetrySettings retrySettings() {
 		return this.retry;
+	}
+
+	/**
+	 * Returns the retry policy every adapter runs its attempts under.
+	 * @return the policy
+	 */
+	public RetryPolicy retryPolicy() {
+		return this.retryPolicy;
 	}
 
 	/**
@@ -309,77 +321,85 @@ public final class LlmQuotaCalls {
 	 * @throws IOException if an attempt got no answer
 	 */
 	public <R> R exchange(CallPlan plan, long deadline, BlockingExchange<R> exchange) throws IOException {
-		for (int attempt = 1;; attempt++) {
-			// Every attempt goes through admission again and reserves again.
-			GovernedCall call = start(plan, admit(plan, deadline).block());
-			R response;
+		AtomicInteger attempts = new AtomicInteger();
+		return this.retryPolicy.blocking(plan.pool().provider(),
+				() -> attempt(plan, deadline, exchange, attempts.incrementAndGet()));
+	}
+
+	/**
+	 * One attempt of a blocking call; throws {@link RetryPolicy.RetryAfter} when the
+	 * refusal is to be retried.
+	 */
+	private <R> R attempt(CallPlan plan, long deadline, BlockingExchange<R> exchange, int attempt) throws IOException {
+		// Every attempt goes through admission again and reserves again.
+		GovernedCall call = start(plan, admit(plan, deadline).block());
+		R response;
+		try {
+			response = exchange.send();
+		}
+		catch (IOException | RuntimeException ex) {
+			call.onNoResponse();
+			throw ex;
+		}
+		int status;
+		HeaderLookup headers;
+		try {
+			// some stacks read the status only now (SimpleClientHttpRequestFactory):
+			// a timeout or a dropped connection here is still "no answer"
+			status = exchange.status(response);
+			headers = exchange.headers(response);
+			call.onResponse(status, headers);
+		}
+		catch (IOException | RuntimeException ex) {
+			call.onNoResponse();
+			exchange.discard(response);
+			throw ex;
+		}
+		StreamHead head = head(plan, status);
+		if (head != null) {
 			try {
-				response = exchange.send();
-			}
-			catch (IOException | RuntimeException ex) {
-				call.onNoResponse();
-				throw ex;
-			}
-			int status;
-			HeaderLookup headers;
-			try {
-				// some stacks read the status only now (SimpleClientHttpRequestFactory):
-				// a timeout or a dropped connection here is still "no answer"
-				status = exchange.status(response);
-				headers = exchange.headers(response);
-				call.onResponse(status, headers);
-			}
-			catch (IOException | RuntimeException ex) {
-				call.onNoResponse();
-				exchange.discard(response);
-				throw ex;
-			}
-			StreamHead head = head(plan, status);
-			if (head != null) {
-				try {
-					// held back until it tells whether it refuses the call
-					response = exchange.readHead(response, head);
-				}
-				catch (IOException | RuntimeException ex) {
-					call.onAbort();
-					throw ex;
-				}
-			}
-			if (status < 400 && (head == null || head.refusal() == null)) {
-				return exchange.follow(response, call);
-			}
-			byte[] refusal;
-			try {
-				refusal = exchange.readRefusal(response);
+				// held back until it tells whether it refuses the call
+				response = exchange.readHead(response, head);
 			}
 			catch (IOException | RuntimeException ex) {
 				call.onAbort();
 				throw ex;
 			}
-			Outcome outcome;
-			if (head != null) {
-				outcome = refusedInStream(call, head, headers, attempt, deadline);
-			}
-			else {
-				try {
-					// the penalty is in the books before the slots go back
-					outcome = answered(call, status, headers, refusal, attempt, deadline);
-				}
-				finally {
-					call.onBody(ByteBuffer.wrap(refusal));
-					call.onComplete();
-				}
-			}
-			if (outcome.action() == Outcome.Action.FAIL) {
-				// the stack decides what its caller gets: a client that retries
-				// gets the provider's answer, marked not to be retried
-				return exchange.failAfterAnswer(response, refusal, outcome.failure());
-			}
-			if (outcome.action() == Outcome.Action.PASS) {
-				return exchange.passOn(response, refusal);
-			}
-			Mono.delay(outcome.delay()).block();
 		}
+		if (status < 400 && (head == null || head.refusal() == null)) {
+			return exchange.follow(response, call);
+		}
+		byte[] refusal;
+		try {
+			refusal = exchange.readRefusal(response);
+		}
+		catch (IOException | RuntimeException ex) {
+			call.onAbort();
+			throw ex;
+		}
+		Outcome outcome;
+		if (head != null) {
+			outcome = refusedInStream(call, head, headers, attempt, deadline);
+		}
+		else {
+			try {
+				// the penalty is in the books before the slots go back
+				outcome = answered(call, status, headers, refusal, attempt, deadline);
+			}
+			finally {
+				call.onBody(ByteBuffer.wrap(refusal));
+				call.onComplete();
+			}
+		}
+		if (outcome.action() == Outcome.Action.FAIL) {
+			// the stack decides what its caller gets: a client that retries
+			// gets the provider's answer, marked not to be retried
+			return exchange.failAfterAnswer(response, refusal, outcome.failure());
+		}
+		if (outcome.action() == Outcome.Action.PASS) {
+			return exchange.passOn(response, refusal);
+		}
+		throw new RetryPolicy.RetryAfter(outcome.delay());
 	}
 
 	/**

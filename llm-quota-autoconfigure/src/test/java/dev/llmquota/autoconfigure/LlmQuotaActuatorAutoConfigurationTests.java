@@ -2,8 +2,10 @@ package dev.llmquota.autoconfigure;
 
 import dev.llmquota.actuate.LlmQuotaEndpoint;
 import dev.llmquota.actuate.LlmQuotaHealthIndicator;
+import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.metrics.LlmQuotaMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
@@ -54,6 +56,19 @@ class LlmQuotaActuatorAutoConfigurationTests {
 			assertThat(context).hasSingleBean(LlmQuotaMetrics.class);
 			Health health = context.getBean(LlmQuotaHealthIndicator.class).health(true);
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
+		});
+	}
+
+	@Test
+	void retriesAreMeteredPerProviderEntry() {
+		this.runner.run((context) -> {
+			SimpleMeterRegistry registry = new SimpleMeterRegistry();
+			context.getBean("llmQuotaRetryMetrics", MeterBinder.class).bindTo(registry);
+			// the one policy's instance of an entry, made on its first call
+			context.getBean(LlmQuotaCalls.class).retryPolicy().of("openai");
+			assertThat(registry.find("llm.quota.retry.calls")
+				.tags("name", "openai", "kind", "successful_with_retry")
+				.functionCounter()).isNotNull();
 		});
 	}
 

@@ -134,6 +134,12 @@ class RetryAgainstSimulatorTests {
 				.isGreaterThanOrEqualTo(Duration.ofMillis(200));
 			assertThat(provider.app.engine().state(provider.pool())).as("an overload is no penalty")
 				.isEqualTo(QuotaState.OK);
+			assertThat(provider.app.context()
+				.getBean(LlmQuotaCalls.class)
+				.retryPolicy()
+				.of(SimulatedProvider.PROVIDER)
+				.getMetrics()
+				.getNumberOfSuccessfulCallsWithRetryAttempt()).as("the entry's retry counted it").isOne();
 		}
 	}
 

@@ -12,12 +12,10 @@ import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Outcome;
+import dev.llmquota.client.RetryPolicy;
 import dev.llmquota.client.Route;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
-import io.github.resilience4j.reactor.retry.RetryOperator;
-import io.github.resilience4j.retry.Retry;
-import io.github.resilience4j.retry.RetryConfig;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -92,19 +90,10 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			long deadline = this.calls.deadline(plan, null);
 			AtomicInteger attempts = new AtomicInteger();
 			// Every attempt goes through admission again and reserves again.
-			return Mono.defer(() -> attempt(next, replay, plan, attempts.incrementAndGet(), deadline))
-				.transformDeferred(RetryOperator.of(retry()));
+			return this.calls.retryPolicy()
+				.reactive(plan.pool().provider(),
+						Mono.defer(() -> attempt(next, replay, plan, attempts.incrementAndGet(), deadline)));
 		});
-	}
-
-	private Retry retry() {
-		RetryConfig config = RetryConfig.custom()
-			.maxAttempts(this.calls.retrySettings().maxAttempts())
-			.retryOnException(RetryAfter.class::isInstance)
-			.intervalBiFunction((attempt, result) -> result.isLeft() && result.getLeft() instanceof RetryAfter after
-					? after.delay.toMillis() : 0L)
-			.build();
-		return Retry.of("llm-quota", config);
 	}
 
 	private Mono<ClientResponse> attempt(ExchangeFunction next, ClientRequest request, CallPlan plan, int attempt,
@@ -154,7 +143,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 					call.onComplete();
 				}
 				return switch (outcome.action()) {
-					case RETRY -> Mono.error(new RetryAfter(outcome.delay()));
+					case RETRY -> Mono.error(new RetryPolicy.RetryAfter(outcome.delay()));
 					case FAIL -> Mono.error(outcome.failure());
 					case PASS -> Mono.just(response.mutate()
 						.body(Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))
@@ -186,8 +175,8 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				// buffers back
 				body.subscribe(DataBufferUtils::release, (ex) -> {
 				});
-				return Mono.error((outcome.action() == Outcome.Action.RETRY) ? new RetryAfter(outcome.delay())
-						: outcome.failure());
+				return Mono.error((outcome.action() == Outcome.Action.RETRY)
+						? new RetryPolicy.RetryAfter(outcome.delay()) : outcome.failure());
 			});
 	}
 
@@ -204,18 +193,6 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				.doOnError((ex) -> call.onAbort())
 				.doOnCancel(call::onAbort))
 			.build();
-	}
-
-	/** An attempt to be retried after the wait; never leaves the filter. */
-	private static final class RetryAfter extends RuntimeException {
-
-		private final Duration delay;
-
-		RetryAfter(Duration wait) {
-			super("retry after " + wait, null, false, false);
-			this.delay = wait;
-		}
-
 	}
 
 	private static void peek(DataBuffer buffer, GovernedCall call) {

@@ -2,21 +2,14 @@ package dev.llmquota.core;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 
 import reactor.core.publisher.Mono;
 
@@ -34,18 +27,13 @@ public final class QuotaEngine implements AutoCloseable {
 
 	private final QuotaClock clock;
 
-	private final Map<String, Provider> providers = new LinkedHashMap<>();
+	private final Pools pools;
 
-	private final ReentrantLock unlistedLock = new ReentrantLock();
-
-	/** Pools of unlisted models, least recently used first. */
-	private final LinkedHashMap<String, Pool> unlisted = new LinkedHashMap<>(16, 0.75f, true);
+	private final ProviderSignals signals;
 
 	private volatile boolean closed;
 
-	private final List<QuotaEvents> listeners = new CopyOnWriteArrayList<>();
-
-	private final QuotaEvents events = new Dispatcher();
+	private final Listeners events = new Listeners();
 
 	/** The one thread that books calls in a shared store, or {@code null}. */
 	private final ExecutorService storeThread;
@@ -65,9 +53,11 @@ public final class QuotaEngine implements AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		}) : null;
-		config.providers().values().forEach((spec) -> this.providers.put(spec.id(), new Provider(spec)));
-		this.providers.forEach((id, entry) -> store.watchLimits(entry.account.limitsKey(),
-				(field, limit) -> limitPublished(id, field, limit)));
+		this.pools = new Pools(config, store, clock, this.events, this.storeThread);
+		this.signals = new ProviderSignals(config, store, clock, this.events, this.pools);
+		this.pools.entries()
+			.forEach((entry) -> store.watchLimits(entry.account.limitsKey(),
+					(field, limit) -> this.pools.limitPublished(entry.spec.id(), field, limit)));
 	}
 
 	/**
@@ -103,36 +93,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @throws IllegalArgumentException if no provider entry has that id
 	 */
 	public Pool pool(String provider, String model) {
-		Provider entry = this.providers.get(provider);
-		if (entry == null) {
-			throw new IllegalArgumentException("No provider entry '" + provider + "' under llm.quota.providers");
-		}
-		Pool pool = entry.configured.get(model);
-		if (pool != null) {
-			return pool;
-		}
-		String key = provider + '\u0000' + model;
-		this.unlistedLock.lock();
-		try {
-			pool = this.unlisted.get(key);
-			if (pool == null) {
-				PoolSpec spec = entry.spec.template().orElse(entry.spec.unlisted()).forModel(model);
-				pool = new Pool(entry.account, spec, this.config.settings());
-				this.unlisted.put(key, pool);
-				this.events.poolCreated(pool);
-				if (this.unlisted.size() > this.config.settings().maxPools()) {
-					// The least recently used pool goes with its buckets; calls it
-					// admitted keep their permits.
-					Pool evicted = this.unlisted.remove(this.unlisted.keySet().iterator().next());
-					this.store.forget(evicted.buckets());
-					this.events.poolEvicted(evicted);
-				}
-			}
-			return pool;
-		}
-		finally {
-			this.unlistedLock.unlock();
-		}
+		return this.pools.pool(provider, model);
 	}
 
 	/**
@@ -140,16 +101,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @return the pools
 	 */
 	public List<Pool> pools() {
-		List<Pool> pools = new ArrayList<>();
-		this.providers.values().forEach((entry) -> entry.configured.values().stream().distinct().forEach(pools::add));
-		this.unlistedLock.lock();
-		try {
-			pools.addAll(this.unlisted.values());
-		}
-		finally {
-			this.unlistedLock.unlock();
-		}
-		return pools;
+		return this.pools.pools();
 	}
 
 	/**
@@ -157,7 +109,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @return the accounts
 	 */
 	public Collection<Account> accounts() {
-		return this.providers.values().stream().map((entry) -> entry.account).toList();
+		return this.pools.entries().stream().map((entry) -> entry.account).toList();
 	}
 
 	/**
@@ -211,25 +163,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param reports what the headers said
 	 */
 	public void observe(Pool pool, List<ServerLimit> reports) {
-		if (reports.isEmpty() || pool.spec().mode() == Mode.OFF) {
-			return;
-		}
-		long now = this.clock.nanoTime();
-		double headroom = this.config.settings().headroom();
-		for (ServerLimit report : reports) {
-			pool.remember(report);
-			BucketSpec bucket = pool.bucket(report.dimension());
-			if (bucket == null && report.limit() != null && report.dimension().kind() == Dimension.Kind.RATE) {
-				pool.learn(report.dimension(), report.limit());
-				bucket = pool.bucket(report.dimension());
-			}
-			Long limit = (report.limit() != null) ? report.limit() : pool.limits().asMap().get(report.dimension());
-			if (bucket == null || report.remaining() == null || limit == null) {
-				continue;
-			}
-			long reserve = (long) Math.ceil((1 - headroom) * limit);
-			this.store.lowerTo(bucket, report.remaining() - reserve, now);
-		}
+		this.signals.observe(pool, reports);
 	}
 
 	/**
@@ -240,13 +174,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param wait the provider's wait
 	 */
 	public void penalize(Pool pool, Dimension dimension, Duration wait) {
-		if (pool.spec().mode() == Mode.OFF) {
-			return;
-		}
-		Dimension named = (dimension != null) ? dimension : Dimension.REQUESTS_PER_MINUTE;
-		pool.hold().penalize(named, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
-		// other processes sharing the store wait too, instead of each finding out alone
-		this.store.penalize(pool.holdKey(), named, wait.toNanos());
+		this.signals.penalize(pool, dimension, wait);
 	}
 
 	/**
@@ -258,12 +186,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param wait the provider's wait
 	 */
 	public void rateLimited(Pool pool, Dimension dimension, Duration wait) {
-		if (pool.spec().mode() == Mode.OFF) {
-			return;
-		}
-		penalize(pool, dimension, wait);
-		pool.stats().rateLimited(new PoolStats.RateLimited(this.clock.instant(), dimension, wait));
-		this.events.throttled(pool, dimension);
+		this.signals.rateLimited(pool, dimension, wait);
 	}
 
 	/**
@@ -277,15 +200,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param until when the quota comes back, or {@code null} if unknown
 	 */
 	public void exhaust(Pool pool, boolean wholeAccount, Dimension dimension, String reason, Instant until) {
-		if (pool.spec().mode() == Mode.OFF) {
-			return;
-		}
-		long nextProbe = Arith.saturatedAdd(this.clock.nanoTime(),
-				this.config.settings().exhaustedProbeInterval().toNanos());
-		Hold hold = wholeAccount ? pool.account().hold() : pool.hold();
-		hold.exhaust(new Hold.Exhaustion(dimension, reason, until, nextProbe, this.clock.nanoTime()));
-		this.store.exhaust(wholeAccount ? pool.account().holdKey() : pool.holdKey(), dimension, reason, until,
-				this.config.settings().exhaustedProbeInterval().toNanos());
+		this.signals.exhaust(pool, wholeAccount, dimension, reason, until);
 	}
 
 	/**
@@ -294,14 +209,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param permit the call's permit
 	 */
 	public void succeeded(QuotaPermit permit) {
-		permit.pool().hold().succeeded(permit.admittedAt());
-		permit.pool().account().hold().succeeded(permit.admittedAt());
-		if (permit.booking().probe()) {
-			// a shared store let this call through a spent quota: it is back, for
-			// everyone
-			this.store.clearExhaustion(permit.pool().holdKey());
-			this.store.clearExhaustion(permit.pool().account().holdKey());
-		}
+		this.signals.succeeded(permit);
 	}
 
 	/**
@@ -311,28 +219,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @return whether anything was exhausted
 	 */
 	public boolean resetExhausted(String provider, String model) {
-		Provider entry = this.providers.get(provider);
-		if (entry == null) {
-			throw new IllegalArgumentException("No provider entry '" + provider + "'");
-		}
-		boolean had;
-		if (model == null) {
-			had = entry.account.hold().clearExhaustion();
-			this.store.clearExhaustion(entry.account.holdKey());
-			for (Pool pool : pools()) {
-				if (pool.account() == entry.account) {
-					had |= pool.hold().clearExhaustion();
-					this.store.clearExhaustion(pool.holdKey());
-				}
-			}
-		}
-		else {
-			Pool pool = existingPool(entry, provider, model);
-			had = pool.hold().clearExhaustion();
-			this.store.clearExhaustion(pool.holdKey());
-		}
-		entry.account.queue().wake();
-		return had;
+		return this.signals.resetExhausted(provider, model);
 	}
 
 	/**
@@ -363,7 +250,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param listener the observer
 	 */
 	public void addListener(QuotaEvents listener) {
-		this.listeners.add(listener);
+		this.events.add(listener);
 		pools().forEach(listener::poolCreated);
 	}
 
@@ -373,7 +260,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param listener the observer
 	 */
 	public void removeListener(QuotaEvents listener) {
-		this.listeners.remove(listener);
+		this.events.remove(listener);
 	}
 
 	/**
@@ -405,86 +292,9 @@ public final class QuotaEngine implements AutoCloseable {
 	 * limit is set where none was configured
 	 */
 	public void changeLimit(String provider, String model, Dimension dimension, long limit) {
-		applyLimit(provider, model, dimension, limit);
-		this.store.publishLimit(this.providers.get(provider).account.limitsKey(),
+		this.pools.applyLimit(provider, model, dimension, limit);
+		this.store.publishLimit(this.pools.entry(provider).account.limitsKey(),
 				dimension.id() + '|' + ((model != null) ? model : ""), limit);
-	}
-
-	/**
-	 * Applies a limit another process published; one this process cannot apply (a pool it
-	 * never made, a gate not configured here) is left alone.
-	 */
-	private void limitPublished(String provider, String field, long limit) {
-		int bar = field.indexOf('|');
-		if (bar < 0) {
-			return;
-		}
-		String model = field.substring(bar + 1);
-		try {
-			Dimension dimension = Dimension.fromId(field.substring(0, bar));
-			Provider entry = this.providers.get(provider);
-			Limits current = model.isEmpty() ? entry.account.limits() : existingPool(entry, provider, model).limits();
-			if (!Long.valueOf(limit).equals(current.asMap().get(dimension))) {
-				applyLimit(provider, model.isEmpty() ? null : model, dimension, limit);
-			}
-		}
-		catch (IllegalArgumentException ex) {
-			// not applicable in this process
-		}
-	}
-
-	private void applyLimit(String provider, String model, Dimension dimension, long limit) {
-		if (limit < 1) {
-			throw new IllegalArgumentException("A limit must be positive but was " + limit);
-		}
-		Provider entry = this.providers.get(provider);
-		if (entry == null) {
-			throw new IllegalArgumentException("No provider entry '" + provider + "'");
-		}
-		Account account = entry.account;
-		if (model == null) {
-			requireGate(account.limits(), dimension);
-			account.change(dimension, limit);
-			account.queue().read(() -> {
-				account.resizeGates(this.config.settings());
-				return null;
-			});
-		}
-		else {
-			Pool pool = existingPool(entry, provider, model);
-			requireGate(pool.limits(), dimension);
-			pool.change(dimension, limit);
-			account.queue().read(() -> {
-				pool.resizeGates(this.config.settings());
-				return null;
-			});
-		}
-		account.queue().wake();
-	}
-
-	/** A pool that exists: configured, or made for an unlisted model that was called. */
-	private Pool existingPool(Provider entry, String provider, String model) {
-		Pool pool = entry.configured.get(model);
-		if (pool == null) {
-			this.unlistedLock.lock();
-			try {
-				pool = this.unlisted.get(provider + '\u0000' + model);
-			}
-			finally {
-				this.unlistedLock.unlock();
-			}
-		}
-		if (pool == null) {
-			throw new IllegalArgumentException("No pool for model '" + model + "' of provider '" + provider + "'");
-		}
-		return pool;
-	}
-
-	private static void requireGate(Limits limits, Dimension dimension) {
-		if (dimension == Dimension.CONCURRENT_REQUESTS && !limits.asMap().containsKey(dimension)) {
-			throw new IllegalArgumentException(
-					"concurrent-requests can be changed at run time only where it was configured at start");
-		}
 	}
 
 	/**
@@ -577,7 +387,7 @@ public final class QuotaEngine implements AutoCloseable {
 			catch (ExecutionException | TimeoutException ex) {
 				throw new IllegalStateException("The store thread did not answer", ex);
 			}
-			if (this.providers.values().stream().noneMatch((entry) -> entry.account.queue().drainPending())) {
+			if (this.pools.entries().stream().noneMatch((entry) -> entry.account.queue().drainPending())) {
 				return;
 			}
 		}
@@ -590,7 +400,7 @@ public final class QuotaEngine implements AutoCloseable {
 	@Override
 	public void close() {
 		this.closed = true;
-		this.providers.values().forEach((entry) -> entry.account.queue().close());
+		this.pools.entries().forEach((entry) -> entry.account.queue().close());
 		if (this.storeThread != null) {
 			this.storeThread.shutdown();
 			try {
@@ -601,97 +411,6 @@ public final class QuotaEngine implements AutoCloseable {
 				Thread.currentThread().interrupt();
 			}
 		}
-	}
-
-	private final class Provider {
-
-		private final ProviderSpec spec;
-
-		private final Account account;
-
-		private final Map<String, Pool> configured = new HashMap<>();
-
-		Provider(ProviderSpec spec) {
-			this.spec = spec;
-			QuotaSettings settings = QuotaEngine.this.config.settings();
-			long expected = spec.models()
-				.values()
-				.stream()
-				.mapToLong((model) -> model.expectedLatency().toNanos())
-				.max()
-				.orElse(spec.template().orElse(spec.unlisted()).expectedLatency().toNanos());
-			this.account = new Account(spec, settings, QuotaEngine.this.store, QuotaEngine.this.clock,
-					QuotaEngine.this.events, expected, QuotaEngine.this.storeThread);
-			spec.models().values().forEach((model) -> {
-				Pool pool = new Pool(this.account, model, settings);
-				this.configured.put(model.model(), pool);
-				model.aliases().forEach((alias) -> this.configured.put(alias, pool));
-			});
-		}
-
-	}
-
-	/** Tells every listener; a failing listener never breaks a call. */
-	private final class Dispatcher implements QuotaEvents {
-
-		private void each(Consumer<QuotaEvents> event) {
-			for (QuotaEvents listener : QuotaEngine.this.listeners) {
-				try {
-					event.accept(listener);
-				}
-				catch (RuntimeException ex) {
-					// Observers are for metrics; their failure must not fail a provider
-					// call.
-				}
-			}
-		}
-
-		@Override
-		public void poolCreated(Pool pool) {
-			each((listener) -> listener.poolCreated(pool));
-		}
-
-		@Override
-		public void poolEvicted(Pool pool) {
-			each((listener) -> listener.poolEvicted(pool));
-		}
-
-		@Override
-		public void admitted(Pool pool, Priority priority, long waitedNanos) {
-			each((listener) -> listener.admitted(pool, priority, waitedNanos));
-		}
-
-		@Override
-		public void reconciled(Pool pool, Demand demand, Usage usage, long reservedOutput, long billedOutput) {
-			each((listener) -> listener.reconciled(pool, demand, usage, reservedOutput, billedOutput));
-		}
-
-		@Override
-		public void drift(Pool pool, double ratio) {
-			each((listener) -> listener.drift(pool, ratio));
-		}
-
-		@Override
-		public void throttled(Pool pool, Dimension dimension) {
-			each((listener) -> listener.throttled(pool, dimension));
-		}
-
-		@Override
-		public void shadowed(Pool pool, long wouldHaveWaitedNanos) {
-			each((listener) -> listener.shadowed(pool, wouldHaveWaitedNanos));
-		}
-
-		@Override
-		public void shadowRefused(Pool pool, Throwable refusal) {
-			each((listener) -> listener.shadowRefused(pool, refusal));
-		}
-
-		@Override
-		public void budgetWarning(Account account, Dimension dimension, long spentMicros, long limitMicros,
-				Instant reset) {
-			each((listener) -> listener.budgetWarning(account, dimension, spentMicros, limitMicros, reset));
-		}
-
 	}
 
 }

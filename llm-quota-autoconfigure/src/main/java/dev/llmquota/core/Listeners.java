@@ -1,0 +1,81 @@
+package dev.llmquota.core;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/**
+ * The engine's observers: tells every one of them each event, and a failing observer
+ * never breaks a call. An observer removed is told nothing more.
+ */
+final class Listeners implements QuotaEvents {
+
+	private final List<QuotaEvents> listeners = new CopyOnWriteArrayList<>();
+
+	void add(QuotaEvents listener) {
+		this.listeners.add(listener);
+	}
+
+	void remove(QuotaEvents listener) {
+		this.listeners.remove(listener);
+	}
+
+	private void each(Consumer<QuotaEvents> event) {
+		for (QuotaEvents listener : this.listeners) {
+			try {
+				event.accept(listener);
+			}
+			catch (RuntimeException ex) {
+				// Observers are for metrics; their failure must not fail a provider
+				// call.
+			}
+		}
+	}
+
+	@Override
+	public void poolCreated(Pool pool) {
+		each((listener) -> listener.poolCreated(pool));
+	}
+
+	@Override
+	public void poolEvicted(Pool pool) {
+		each((listener) -> listener.poolEvicted(pool));
+	}
+
+	@Override
+	public void admitted(Pool pool, Priority priority, long waitedNanos) {
+		each((listener) -> listener.admitted(pool, priority, waitedNanos));
+	}
+
+	@Override
+	public void reconciled(Pool pool, Demand demand, Usage usage, long reservedOutput, long billedOutput) {
+		each((listener) -> listener.reconciled(pool, demand, usage, reservedOutput, billedOutput));
+	}
+
+	@Override
+	public void drift(Pool pool, double ratio) {
+		each((listener) -> listener.drift(pool, ratio));
+	}
+
+	@Override
+	public void throttled(Pool pool, Dimension dimension) {
+		each((listener) -> listener.throttled(pool, dimension));
+	}
+
+	@Override
+	public void shadowed(Pool pool, long wouldHaveWaitedNanos) {
+		each((listener) -> listener.shadowed(pool, wouldHaveWaitedNanos));
+	}
+
+	@Override
+	public void shadowRefused(Pool pool, Throwable refusal) {
+		each((listener) -> listener.shadowRefused(pool, refusal));
+	}
+
+	@Override
+	public void budgetWarning(Account account, Dimension dimension, long spentMicros, long limitMicros, Instant reset) {
+		each((listener) -> listener.budgetWarning(account, dimension, spentMicros, limitMicros, reset));
+	}
+
+}

@@ -1,0 +1,118 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * What the provider's answers tell the engine: the limits its headers report, its
+ * rate-limit waits, a spent quota and its return. Each goes into this process's books
+ * and, with a store shared by many processes, to the other processes.
+ */
+final class ProviderSignals {
+
+	private final QuotaConfig config;
+
+	private final QuotaStore store;
+
+	private final QuotaClock clock;
+
+	private final QuotaEvents events;
+
+	private final Pools pools;
+
+	ProviderSignals(QuotaConfig config, QuotaStore store, QuotaClock clock, QuotaEvents events, Pools pools) {
+		this.config = config;
+		this.store = store;
+		this.clock = clock;
+		this.events = events;
+		this.pools = pools;
+	}
+
+	void observe(Pool pool, List<ServerLimit> reports) {
+		if (reports.isEmpty() || pool.spec().mode() == Mode.OFF) {
+			return;
+		}
+		long now = this.clock.nanoTime();
+		double headroom = this.config.settings().headroom();
+		for (ServerLimit report : reports) {
+			pool.remember(report);
+			BucketSpec bucket = pool.bucket(report.dimension());
+			if (bucket == null && report.limit() != null && report.dimension().kind() == Dimension.Kind.RATE) {
+				pool.learn(report.dimension(), report.limit());
+				bucket = pool.bucket(report.dimension());
+			}
+			Long limit = (report.limit() != null) ? report.limit() : pool.limits().asMap().get(report.dimension());
+			if (bucket == null || report.remaining() == null || limit == null) {
+				continue;
+			}
+			long reserve = (long) Math.ceil((1 - headroom) * limit);
+			this.store.lowerTo(bucket, report.remaining() - reserve, now);
+		}
+	}
+
+	void penalize(Pool pool, Dimension dimension, Duration wait) {
+		if (pool.spec().mode() == Mode.OFF) {
+			return;
+		}
+		Dimension named = (dimension != null) ? dimension : Dimension.REQUESTS_PER_MINUTE;
+		pool.hold().penalize(named, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
+		// other processes sharing the store wait too, instead of each finding out alone
+		this.store.penalize(pool.holdKey(), named, wait.toNanos());
+	}
+
+	void rateLimited(Pool pool, Dimension dimension, Duration wait) {
+		if (pool.spec().mode() == Mode.OFF) {
+			return;
+		}
+		penalize(pool, dimension, wait);
+		pool.stats().rateLimited(new PoolStats.RateLimited(this.clock.instant(), dimension, wait));
+		this.events.throttled(pool, dimension);
+	}
+
+	void exhaust(Pool pool, boolean wholeAccount, Dimension dimension, String reason, Instant until) {
+		if (pool.spec().mode() == Mode.OFF) {
+			return;
+		}
+		long nextProbe = Arith.saturatedAdd(this.clock.nanoTime(),
+				this.config.settings().exhaustedProbeInterval().toNanos());
+		Hold hold = wholeAccount ? pool.account().hold() : pool.hold();
+		hold.exhaust(new Hold.Exhaustion(dimension, reason, until, nextProbe, this.clock.nanoTime()));
+		this.store.exhaust(wholeAccount ? pool.account().holdKey() : pool.holdKey(), dimension, reason, until,
+				this.config.settings().exhaustedProbeInterval().toNanos());
+	}
+
+	void succeeded(QuotaPermit permit) {
+		permit.pool().hold().succeeded(permit.admittedAt());
+		permit.pool().account().hold().succeeded(permit.admittedAt());
+		if (permit.booking().probe()) {
+			// a shared store let this call through a spent quota: it is back, for
+			// everyone
+			this.store.clearExhaustion(permit.pool().holdKey());
+			this.store.clearExhaustion(permit.pool().account().holdKey());
+		}
+	}
+
+	boolean resetExhausted(String provider, String model) {
+		Pools.Entry entry = this.pools.entry(provider);
+		boolean had;
+		if (model == null) {
+			had = entry.account.hold().clearExhaustion();
+			this.store.clearExhaustion(entry.account.holdKey());
+			for (Pool pool : this.pools.pools()) {
+				if (pool.account() == entry.account) {
+					had |= pool.hold().clearExhaustion();
+					this.store.clearExhaustion(pool.holdKey());
+				}
+			}
+		}
+		else {
+			Pool pool = this.pools.existingPool(entry, provider, model);
+			had = pool.hold().clearExhaustion();
+			this.store.clearExhaustion(pool.holdKey());
+		}
+		entry.account.queue().wake();
+		return had;
+	}
+
+}

@@ -7,9 +7,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
@@ -54,9 +51,6 @@ public final class RedisQuotaStore implements QuotaStore {
 	private static final Log logger = LogFactory.getLog(RedisQuotaStore.class);
 
 	private static final Duration LOOK_AGAIN = Duration.ofSeconds(1);
-
-	/** How often a call whose booking is late looks whether Redis was judged down. */
-	private static final long LATE_STEP = Duration.ofMillis(20).toNanos();
 
 	/** A key no hold uses, for a last round trip on close. */
 	private static final String CLOSING = "llmq:closing";
@@ -187,7 +181,19 @@ public final class RedisQuotaStore implements QuotaStore {
 						QuotaScript.book(claim, this.redis.time(now), now, latestStart, lease,
 								this.settings.leaseTime(), wallNow),
 						Duration.ofNanos(patience).plus(this.settings.leaseTime()));
-			Booking booking = await(answer, patience, claim, now, wallNow, lease);
+			Instant wall = wallNow;
+			Booking booking = new BookingAnswer(this.redis, this.availability, answer,
+					(reply) -> QuotaScript.booking(reply, claim, now, wall, lease))
+				.await(patience, claim.slots().isEmpty() ? null : new Booking.Lease(lease, claim.slots()), (late) -> {
+					// the call went without it: Redis gives it all back
+					cancel(late, now, wall);
+					if (late.lease() != null) {
+						release(late.lease());
+					}
+				});
+			if (booking instanceof Booking.Booked booked && booked.lease() != null) {
+				this.leases.add(booked.lease());
+			}
 			if (booking != null) {
 				return booking;
 			}
@@ -196,77 +202,6 @@ public final class RedisQuotaStore implements QuotaStore {
 			return new Booking.Unavailable("Redis does not answer");
 		}
 		return this.fallback.book(claim, now, wallNow, latestStart);
-	}
-
-	/**
-	 * Waits for a booking's answer: returns it, a refusal when none came in the call's
-	 * time, or {@code null} when Redis is judged down (the caller falls back).
-	 */
-	private Booking await(CompletableFuture<List<Object>> answer, long patience, Claim claim, long now, Instant wallNow,
-			String lease) {
-		long started = System.nanoTime();
-		long late = this.redis.patience().toNanos();
-		boolean asked = false;
-		while (true) {
-			long waited = System.nanoTime() - started;
-			long step = asked ? Math.min(LATE_STEP, patience - waited) : late - waited;
-			try {
-				Booking booking = QuotaScript.booking(answer.get(Math.max(0, step), TimeUnit.NANOSECONDS), claim, now,
-						wallNow, lease);
-				if (booking instanceof Booking.Booked booked && booked.lease() != null) {
-					this.leases.add(booked.lease());
-				}
-				return booking;
-			}
-			catch (TimeoutException ex) {
-				if (!asked) {
-					// late: a ping decides whether Redis is down or slow
-					asked = true;
-					this.availability.failed(ex);
-				}
-				if (!this.availability.up()) {
-					giveBackWhenAnswered(answer, claim, now, wallNow, lease);
-					return null;
-				}
-				if (System.nanoTime() - started >= patience) {
-					giveBackWhenAnswered(answer, claim, now, wallNow, lease);
-					return new Booking.Unavailable("Redis answered no booking within the call's max-wait");
-				}
-			}
-			catch (ExecutionException ex) {
-				// the connection failed: the script may have run all the same
-				this.availability.failed((ex.getCause() != null) ? ex.getCause() : ex);
-				giveBackWhenAnswered(answer, claim, now, wallNow, lease);
-				return this.availability.up() ? new Booking.Unavailable(String.valueOf(ex.getCause())) : null;
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				giveBackWhenAnswered(answer, claim, now, wallNow, lease);
-				return new Booking.Unavailable("interrupted while waiting for Redis");
-			}
-		}
-	}
-
-	/**
-	 * The call no longer waits for its booking: its slots must not stay taken until the
-	 * lease expires, so they are released now (after the booking, on the same
-	 * connection), and a booking that does land is given back in full.
-	 */
-	private void giveBackWhenAnswered(CompletableFuture<List<Object>> answer, Claim claim, long now, Instant wallNow,
-			String lease) {
-		if (!claim.slots().isEmpty()) {
-			this.redis.send(QuotaScript.release(new Booking.Lease(lease, claim.slots()), this.redis.time()));
-		}
-		answer.thenAccept((reply) -> {
-			try {
-				if (QuotaScript.booking(reply, claim, now, wallNow, lease) instanceof Booking.Booked booked) {
-					cancel(booked, now, wallNow);
-				}
-			}
-			catch (RuntimeException ex) {
-				logger.warn("llm-quota could not give back a booking Redis answered late", ex);
-			}
-		});
 	}
 
 	@Override

@@ -15,7 +15,7 @@ final class Corrections {
 
 	private final AdmissionQueue queue;
 
-	private final QuotaStore store;
+	private final BucketStore store;
 
 	private final QuotaClock clock;
 
@@ -24,7 +24,7 @@ final class Corrections {
 	/** The thread that talks to a shared store, or {@code null} for a local store. */
 	private final Executor storeThread;
 
-	Corrections(AdmissionQueue queue, QuotaStore store, QuotaClock clock, QuotaEvents events, Executor storeThread) {
+	Corrections(AdmissionQueue queue, BucketStore store, QuotaClock clock, QuotaEvents events, Executor storeThread) {
 		this.queue = queue;
 		this.store = store;
 		this.clock = clock;

@@ -14,11 +14,11 @@ final class LocalDrain implements Drain {
 
 	private final AdmissionQueue queue;
 
-	private final QuotaStore store;
+	private final BucketStore store;
 
 	private final AdmissionRules rules;
 
-	LocalDrain(AdmissionQueue queue, QuotaStore store, AdmissionRules rules) {
+	LocalDrain(AdmissionQueue queue, BucketStore store, AdmissionRules rules) {
 		this.queue = queue;
 		this.store = store;
 		this.rules = rules;

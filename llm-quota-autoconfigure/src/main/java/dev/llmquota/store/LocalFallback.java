@@ -3,6 +3,7 @@ package dev.llmquota.store;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -68,6 +69,17 @@ final class LocalFallback {
 
 	void lowerTo(BucketSpec bucket, long maxLevel, long now) {
 		this.books.lowerTo(scaled(bucket), (long) Math.floor(maxLevel * this.share), now);
+	}
+
+	/**
+	 * Starts the books from what Redis last said of each rate bucket, this replica's
+	 * share of it, rather than full: a fallback that starts full admits a whole bucket's
+	 * worth on top of what the account has just used.
+	 */
+	void startFrom(Collection<QuotaScript.Seen> levels) {
+		for (QuotaScript.Seen seen : levels) {
+			this.books.lowerTo(scaled(seen.bucket()), (long) Math.floor(seen.level() * this.share), seen.at());
+		}
 	}
 
 	BucketState state(BucketSpec bucket, long now, Instant wallNow) {

@@ -92,6 +92,37 @@ final class QuotaScript {
 				until.isEmpty() ? null : Instant.ofEpochMilli(Long.parseLong(until)));
 	}
 
+	/**
+	 * What a booking left in its rate buckets, as its reply says: each level at the
+	 * caller's monotonic time it holds for. Daily counters are left out.
+	 */
+	static List<Seen> levels(List<Object> reply, Claim claim, long now) {
+		List<Seen> levels = new ArrayList<>();
+		if (integer(reply, 0) != 0) {
+			return levels;
+		}
+		List<Charge> charges = claim.charges();
+		for (int i = 0; i < charges.size() && 5 + 2 * i < reply.size(); i++) {
+			BucketSpec bucket = charges.get(i).bucket();
+			if (!bucket.daily()) {
+				levels
+					.add(new Seen(bucket, number(reply, 4 + 2 * i), now + number(reply, 5 + 2 * i) * NANOS_PER_MICRO));
+			}
+		}
+		return levels;
+	}
+
+	/**
+	 * A rate bucket's level as Redis last said, at a monotonic time.
+	 *
+	 * @param bucket the bucket
+	 * @param level its level
+	 * @param at the time it holds for
+	 */
+	record Seen(BucketSpec bucket, long level, long at) {
+
+	}
+
 	static Call waitFor(List<Charge> charges, String time, Instant wallNow) {
 		List<String> keys = new ArrayList<>();
 		List<String> args = new ArrayList<>(List.of("wait", time, Integer.toString(charges.size())));

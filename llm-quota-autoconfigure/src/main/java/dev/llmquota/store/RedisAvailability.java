@@ -31,13 +31,20 @@ final class RedisAvailability {
 
 	private RedisConnection redis;
 
+	private Runnable onDown = () -> {
+	};
+
 	RedisAvailability(RedisQuotaStore.Settings settings) {
 		this.settings = settings;
 	}
 
-	/** The connection whose answers this judges; set once, before any answer. */
-	void judge(RedisConnection redis) {
+	/**
+	 * The connection whose answers this judges, and what to do as Redis is judged down,
+	 * before any call sees it down; set once, before any answer.
+	 */
+	void judge(RedisConnection redis, Runnable onDown) {
 		this.redis = redis;
+		this.onDown = onDown;
 	}
 
 	boolean up() {
@@ -71,6 +78,12 @@ final class RedisAvailability {
 		synchronized (this) {
 			if (this.downSince != null) {
 				return;
+			}
+			try {
+				this.onDown.run();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("llm-quota could not prepare its local books for the fallback", ex);
 			}
 			this.downSince = Instant.now();
 			this.fallbacks.incrementAndGet();

@@ -102,6 +102,9 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private final PendingCorrections pending = new PendingCorrections();
 
+	/** What Redis last said of each rate bucket, for the fallback books to start from. */
+	private final Map<String, QuotaScript.Seen> seen = new ConcurrentHashMap<>();
+
 	private final AtomicReference<Instant> latestWall = new AtomicReference<>(Instant.MIN);
 
 	/** Limits changed at run time that this replica follows, by key. */
@@ -129,9 +132,10 @@ public final class RedisQuotaStore implements QuotaStore {
 		this.settings = settings;
 		this.availability = new RedisAvailability(settings);
 		this.redis = new RedisConnection(connectionFactory, settings.timeout(), testClock, this.availability::failed);
-		this.availability.judge(this.redis);
 		this.leases = new RedisLeases(settings.leaseTime());
-		this.fallback = new LocalFallback(settings.localShare(), settings.leaseTime());
+		LocalFallback fallback = new LocalFallback(settings.localShare(), settings.leaseTime());
+		this.fallback = fallback;
+		this.availability.judge(this.redis, () -> fallback.startFrom(this.seen.values()));
 		this.redis.loadScript();
 		Duration tick = (settings.leaseTime().dividedBy(3).compareTo(LOOK_AGAIN) < 0)
 				? settings.leaseTime().dividedBy(3) : LOOK_AGAIN;
@@ -174,23 +178,24 @@ public final class RedisQuotaStore implements QuotaStore {
 		if (this.availability.up()) {
 			this.redis.awaitWrites();
 			String lease = this.replica + ":" + this.leaseIds.incrementAndGet();
-			// at least long enough for a ping to judge a late answer
-			long patience = Math.max(this.redis.patience().plus(this.settings.timeout()).toNanos(), answerBy - now);
+			// at least long enough for a ping sent when the answer is late to judge it
+			long patience = Math.max(this.redis.patience().multipliedBy(2).toNanos(), answerBy - now);
 			CompletableFuture<List<Object>> answer = this.redis
 				.execute(
 						QuotaScript.book(claim, this.redis.time(now), now, latestStart, lease,
 								this.settings.leaseTime(), wallNow),
 						Duration.ofNanos(patience).plus(this.settings.leaseTime()));
 			Instant wall = wallNow;
-			Booking booking = new BookingAnswer(this.redis, this.availability, answer,
-					(reply) -> QuotaScript.booking(reply, claim, now, wall, lease))
-				.await(patience, claim.slots().isEmpty() ? null : new Booking.Lease(lease, claim.slots()), (late) -> {
-					// the call went without it: Redis gives it all back
-					cancel(late, now, wall);
-					if (late.lease() != null) {
-						release(late.lease());
-					}
-				});
+			Booking booking = new BookingAnswer(this.redis, this.availability, answer, (reply) -> {
+				QuotaScript.levels(reply, claim, now).forEach((level) -> this.seen.put(level.bucket().key(), level));
+				return QuotaScript.booking(reply, claim, now, wall, lease);
+			}).await(patience, claim.slots().isEmpty() ? null : new Booking.Lease(lease, claim.slots()), (late) -> {
+				// the call went without it: Redis gives it all back
+				cancel(late, now, wall);
+				if (late.lease() != null) {
+					release(late.lease());
+				}
+			});
 			if (booking instanceof Booking.Booked booked && booked.lease() != null) {
 				this.leases.add(booked.lease());
 			}
@@ -291,6 +296,12 @@ public final class RedisQuotaStore implements QuotaStore {
 			}
 		}
 		return this.fallback.state(bucket, now, wallNow);
+	}
+
+	/** Redis expires an idle bucket's key by itself; what was seen of it goes now. */
+	@Override
+	public void forget(List<BucketSpec> buckets) {
+		buckets.forEach((bucket) -> this.seen.remove(bucket.key()));
 	}
 
 	@Override

@@ -265,10 +265,12 @@ end
 -- A batch call leaves share x capacity in each rate bucket while an interactive call
 -- waited within the lending time; an interactive call that cannot start at once records
 -- that it waited.
--- Replies {0, now, start} booked; {1, now, index, wait, day} refused by the key at index
+-- Replies {1, now, index, wait, day} refused by the key at index
 -- (day: a daily counter's stored day, else -1); {2, now, index, penalty end, dimension}
--- held by a penalty; {3, now, index, dimension, reason, reset, since} exhausted; a
--- booking that is a probe replies {0, now, start, 1}.
+-- held by a penalty; {3, now, index, dimension, reason, reset, since} exhausted. A
+-- booking replies {0, now, start, probe (1 or 0), then per bucket two values: a rate
+-- bucket's level and the microseconds from now of its time, or a daily counter's units
+-- used and -1}.
 local function book()
   local latest = tonumber(ARGV[3])
   local nb, ns, nh = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -367,11 +369,26 @@ local function book()
     end
     save(kind, s)
   end
+  local reply = { 0, now, start, 0 }
   if probe ~= 0 then
     redis.call('HSET', probe, 'xp', fmt(now + probe_interval))
-    return { 0, now, start, 1 }
+    reply[4] = 1
   end
-  return { 0, now, start }
+  -- what each bucket holds after the booking, for a replica's fallback books to start
+  -- from: a rate bucket's level and the time it is at (from now), a daily counter's units
+  -- used and -1
+  for i = 1, nb do
+    local kind = bucket_args(12, i)
+    local s = states[i]
+    if kind == 'd' then
+      table.insert(reply, s.u)
+      table.insert(reply, -1)
+    else
+      table.insert(reply, s.l)
+      table.insert(reply, math.max(0, s.t - now))
+    end
+  end
+  return reply
 end
 
 -- wait: ARGV[3] buckets, then per bucket four values. Replies {0, now, wait} or {1, now,

@@ -27,7 +27,7 @@ import static org.awaitility.Awaitility.await;
  * is never admitted both in Redis and locally. Redis is made late with
  * {@code CLIENT PAUSE}, which delays every answer, pings included, and keeps the data.
  */
-class LateRedisAnswerTests {
+class LateOrDownRedisTests {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(15);
 
@@ -98,10 +98,31 @@ class LateRedisAnswerTests {
 			.isInstanceOf(Booking.Booked.class);
 	}
 
+	@Test
+	void theLocalBooksStartFromWhatRedisLastSaidNotFull() {
+		// one replica, taking the whole limit in fallback
+		RedisQuotaStore store = store(Duration.ofMillis(200), 1.0);
+		Claim most = new Claim(List.of(new Charge(this.tokens, 500)), List.of(), List.of(), null);
+		assertThat(store.book(most, NOW, WALL, NOW)).isInstanceOf(Booking.Booked.class);
+		pause(Duration.ofMillis(1_500));
+		Claim more = new Claim(List.of(new Charge(this.tokens, 300)), List.of(), List.of(), null);
+		Booking booking = store.book(more, NOW, WALL, NOW);
+		assertThat(store.status().reachable()).as("judged down").isFalse();
+		assertThat(booking).as("100 of 600 were left in Redis: 300 more do not fit in the local books either")
+			.isInstanceOfSatisfying(Booking.Refused.class,
+					(refused) -> assertThat(refused.bucket().key()).isEqualTo(this.tokens.key()));
+		Claim little = new Claim(List.of(new Charge(this.tokens, 100)), List.of(), List.of(), null);
+		assertThat(store.book(little, NOW, WALL, NOW)).as("what was left still fits")
+			.isInstanceOfSatisfying(Booking.Booked.class, (booked) -> assertThat(booked.fallback()).isTrue());
+	}
+
 	private RedisQuotaStore store(Duration timeout) {
-		RedisQuotaStore store = new RedisQuotaStore(this.connectionFactory,
-				new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.LOCAL, 0.5, Duration.ofSeconds(30), timeout),
-				() -> NOW);
+		return store(timeout, 0.5);
+	}
+
+	private RedisQuotaStore store(Duration timeout, double localShare) {
+		RedisQuotaStore store = new RedisQuotaStore(this.connectionFactory, new RedisQuotaStore.Settings(
+				RedisQuotaStore.OnFailure.LOCAL, localShare, Duration.ofSeconds(30), timeout), () -> NOW);
 		this.resources.add(0, store);
 		return store;
 	}

@@ -63,7 +63,7 @@ final class Waiter {
 
 	final long deadline;
 
-	final MonoSink<QuotaPermit> sink;
+	private final MonoSink<QuotaPermit> sink;
 
 	/** The interactive reserve this call keeps or records. */
 	private final Claim.Reserve reserve;
@@ -289,10 +289,6 @@ final class Waiter {
 		this.startTimer = startTimer;
 	}
 
-	Booking.Booked booked() {
-		return this.booked;
-	}
-
 	long[] weights() {
 		return this.weights;
 	}
@@ -369,11 +365,9 @@ final class Waiter {
 		}
 	}
 
-	/** Marks the call asked of a shared store; returns whether it was asked before. */
-	boolean ask() {
-		boolean before = this.asked;
+	/** Marks the call asked of a shared store. */
+	void ask() {
 		this.asked = true;
-		return before;
 	}
 
 	boolean asked() {

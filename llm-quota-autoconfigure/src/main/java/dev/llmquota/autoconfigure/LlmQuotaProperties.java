@@ -385,8 +385,9 @@ public class LlmQuotaProperties {
 		private OnFailure onFailure = OnFailure.LOCAL;
 
 		/**
-		 * Share of each limit one replica may use while it falls back to local books;
-		 * about 1 / the number of replicas.
+		 * The most of each limit one replica may use while it falls back to local books.
+		 * It takes one over the replicas live for the provider entry (they say so in
+		 * Redis every second) where that is less.
 		 */
 		private double localShare = 0.25;
 

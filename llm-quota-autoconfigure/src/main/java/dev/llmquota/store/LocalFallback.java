@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToDoubleFunction;
 
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
@@ -18,8 +19,10 @@ import dev.llmquota.core.Claim;
 
 /**
  * The books a replica keeps while Redis does not answer: this replica's share of every
- * limit and shared slot. A booking made here is marked so, and every correction of it
- * comes back here, even once Redis answers again: Redis never charged it.
+ * limit and shared slot, {@code local-share} at most and one over the replicas live for
+ * the provider entry when Redis last said. A booking made here is marked so, and every
+ * correction of it comes back here, even once Redis answers again: Redis never charged
+ * it.
  */
 final class LocalFallback {
 
@@ -32,11 +35,12 @@ final class LocalFallback {
 
 	private final AtomicLong leaseIds = new AtomicLong();
 
-	private final double share;
+	/** This replica's share of a provider entry's limits, by the entry's hash tag. */
+	private final ToDoubleFunction<String> share;
 
 	private final Duration leaseTime;
 
-	LocalFallback(double share, Duration leaseTime) {
+	LocalFallback(ToDoubleFunction<String> share, Duration leaseTime) {
 		this.share = share;
 		this.leaseTime = leaseTime;
 	}
@@ -44,7 +48,7 @@ final class LocalFallback {
 	Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
 		for (BucketSpec slot : claim.slots()) {
 			AtomicInteger taken = this.slots.computeIfAbsent(slot.key(), (key) -> new AtomicInteger());
-			if (taken.get() >= shareOf(slot.enforced())) {
+			if (taken.get() >= shareOf(slot, slot.enforced())) {
 				return new Booking.Refused(slot, this.leaseTime.toNanos());
 			}
 		}
@@ -68,7 +72,7 @@ final class LocalFallback {
 	}
 
 	void lowerTo(BucketSpec bucket, long maxLevel, long now) {
-		this.books.lowerTo(scaled(bucket), (long) Math.floor(maxLevel * this.share), now);
+		this.books.lowerTo(scaled(bucket), (long) Math.floor(maxLevel * share(bucket)), now);
 	}
 
 	/**
@@ -78,7 +82,8 @@ final class LocalFallback {
 	 */
 	void startFrom(Collection<QuotaScript.Seen> levels) {
 		for (QuotaScript.Seen seen : levels) {
-			this.books.lowerTo(scaled(seen.bucket()), (long) Math.floor(seen.level() * this.share), seen.at());
+			this.books.lowerTo(scaled(seen.bucket()), (long) Math.floor(seen.level() * share(seen.bucket())),
+					seen.at());
 		}
 	}
 
@@ -95,8 +100,12 @@ final class LocalFallback {
 		lease.slots().forEach((slot) -> this.slots.get(slot.key()).decrementAndGet());
 	}
 
-	private long shareOf(long enforced) {
-		return Math.max(1, (long) Math.floor(enforced * this.share));
+	private double share(BucketSpec bucket) {
+		return this.share.applyAsDouble(QuotaScript.hashTag(bucket.key()));
+	}
+
+	private long shareOf(BucketSpec bucket, long units) {
+		return Math.max(1, (long) Math.floor(units * share(bucket)));
 	}
 
 	private List<Charge> scaled(List<Charge> charges) {
@@ -108,8 +117,8 @@ final class LocalFallback {
 	}
 
 	private BucketSpec scaled(BucketSpec bucket) {
-		return new BucketSpec(bucket.key(), bucket.scope(), bucket.dimension(), shareOf(bucket.enforced()),
-				shareOf(bucket.capacity()), bucket.zone());
+		return new BucketSpec(bucket.key(), bucket.scope(), bucket.dimension(), shareOf(bucket, bucket.enforced()),
+				shareOf(bucket, bucket.capacity()), bucket.zone());
 	}
 
 }

@@ -219,6 +219,20 @@ final class QuotaScript {
 		return new Call(List.of(key), List.of("limits", time));
 	}
 
+	/**
+	 * A replica says it is live for the provider entry of a key, for {@code ttl}, on
+	 * Redis's clock whatever the caller's.
+	 */
+	static Call alive(String entryKey, String replica, Duration ttl) {
+		return new Call(List.of("llmq:{" + hashTag(entryKey) + "}:replicas"),
+				List.of("alive", "", replica, Long.toString(ttl.toNanos() / NANOS_PER_MICRO)));
+	}
+
+	/** The live replicas of an {@code alive} reply. */
+	static long liveReplicas(List<Object> reply) {
+		return number(reply, 2);
+	}
+
 	/** The fields of a {@code limits} reply, the version {@code v} among them. */
 	static Map<String, Long> limits(List<Object> reply) {
 		Map<String, Long> limits = new LinkedHashMap<>();

@@ -90,8 +90,8 @@ final class RedisAvailability {
 		}
 		if (this.settings.onFailure() == OnFailure.LOCAL) {
 			logger.warn("Redis does not answer (" + error + "); llm-quota goes on with local books, this replica"
-					+ " taking llm.quota.redis.local-share=" + this.settings.localShare()
-					+ " of each limit, until Redis answers again");
+					+ " taking one over the replicas live for each provider entry, at most llm.quota.redis.local-share="
+					+ this.settings.localShare() + " of each limit, until Redis answers again");
 		}
 		else {
 			logger.error("Redis does not answer (" + error + "); llm-quota refuses calls"

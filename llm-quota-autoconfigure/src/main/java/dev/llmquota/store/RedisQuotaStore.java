@@ -110,6 +110,12 @@ public final class RedisQuotaStore implements QuotaStore {
 	/** Limits changed at run time that this replica follows, by key. */
 	private final Map<String, LimitWatch> limitWatches = new ConcurrentHashMap<>();
 
+	/** Replicas live for each provider entry (by hash tag) when Redis last said. */
+	private final Map<String, Long> liveReplicas = new ConcurrentHashMap<>();
+
+	/** How long a replica counts as live after it last said so: three ticks. */
+	private final Duration aliveFor;
+
 	private final RedisAvailability availability;
 
 	private final Disposable ticker;
@@ -133,12 +139,13 @@ public final class RedisQuotaStore implements QuotaStore {
 		this.availability = new RedisAvailability(settings);
 		this.redis = new RedisConnection(connectionFactory, settings.timeout(), testClock, this.availability::failed);
 		this.leases = new RedisLeases(settings.leaseTime());
-		LocalFallback fallback = new LocalFallback(settings.localShare(), settings.leaseTime());
+		LocalFallback fallback = new LocalFallback(this::share, settings.leaseTime());
 		this.fallback = fallback;
 		this.availability.judge(this.redis, () -> fallback.startFrom(this.seen.values()));
 		this.redis.loadScript();
 		Duration tick = (settings.leaseTime().dividedBy(3).compareTo(LOOK_AGAIN) < 0)
 				? settings.leaseTime().dividedBy(3) : LOOK_AGAIN;
+		this.aliveFor = tick.multipliedBy(3);
 		this.ticker = Flux.interval(tick, tick).subscribe((ignored) -> {
 			try {
 				tick();
@@ -349,6 +356,9 @@ public final class RedisQuotaStore implements QuotaStore {
 	public void watchLimits(String key, BiConsumer<String, Long> listener) {
 		this.limitWatches.put(key, new LimitWatch(listener));
 		readLimits(key, this.limitWatches.get(key));
+		if (this.availability.up()) {
+			sayAlive(key);
+		}
 	}
 
 	@Override
@@ -407,7 +417,29 @@ public final class RedisQuotaStore implements QuotaStore {
 			return;
 		}
 		this.limitWatches.forEach(this::readLimits);
+		this.limitWatches.keySet().forEach(this::sayAlive);
 		this.leases.renewIfDue(this.redis);
+	}
+
+	/** Says this replica is live for a provider entry, and learns how many are. */
+	private void sayAlive(String entryKey) {
+		this.redis.execute(QuotaScript.alive(entryKey, this.replica, this.aliveFor)).whenComplete((reply, error) -> {
+			if (error != null) {
+				this.availability.failed(error);
+			}
+			else {
+				this.liveReplicas.put(QuotaScript.hashTag(entryKey), QuotaScript.liveReplicas(reply));
+			}
+		});
+	}
+
+	/**
+	 * This replica's share of a provider entry's limits in fallback: {@code local-share}
+	 * at most, and one over the replicas live for the entry when Redis last said.
+	 */
+	double share(String hashTag) {
+		long live = this.liveReplicas.getOrDefault(hashTag, 1L);
+		return Math.min(this.settings.localShare(), 1.0 / Math.max(1, live));
 	}
 
 	/**

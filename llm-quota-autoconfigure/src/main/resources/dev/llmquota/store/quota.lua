@@ -532,9 +532,19 @@ local function limits()
   return reply
 end
 
+-- alive: a replica says it is live for one provider entry. ARGV[3] its id, ARGV[4] how
+-- long it counts as live, in microseconds; KEYS[1] the entry's replicas by expiry, always
+-- on Redis's clock. Replies {0, now, live replicas}.
+local function alive()
+  redis.call('ZADD', KEYS[1], fmt(now + tonumber(ARGV[4])), ARGV[3])
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', fmt(now))
+  redis.call('PEXPIRE', KEYS[1], fmt(div_ceil(tonumber(ARGV[4]), 1000) + 1000))
+  return { 0, now, redis.call('ZCARD', KEYS[1]) }
+end
+
 local ops = {
   book = book, wait = wait, adjust = adjust_all, lower = lower, state = state,
   release = release, renew = renew, penalize = penalize, exhaust = exhaust, clear = clear,
-  limit = limit, limits = limits, restore = restore
+  limit = limit, limits = limits, restore = restore, alive = alive
 }
 return ops[op]()

@@ -116,6 +116,24 @@ class LateOrDownRedisTests {
 			.isInstanceOfSatisfying(Booking.Booked.class, (booked) -> assertThat(booked.fallback()).isTrue());
 	}
 
+	@Test
+	void inFallbackAReplicaTakesOneOverTheLiveReplicasAtMostItsLocalShare() {
+		RedisQuotaStore one = store(Duration.ofMillis(200), 1.0);
+		RedisQuotaStore two = store(Duration.ofMillis(200), 1.0);
+		one.watchLimits("llmq:{late}:limits", (field, limit) -> {
+		});
+		two.watchLimits("llmq:{late}:limits", (field, limit) -> {
+		});
+		await().atMost(PATIENCE).until(() -> one.share("late") == 0.5);
+		pause(Duration.ofMillis(1_500));
+		// 600 a minute, two replicas live: this one takes 300 while Redis is down
+		Claim some = new Claim(List.of(new Charge(this.tokens, 200)), List.of(), List.of(), null);
+		assertThat(one.book(some, NOW, WALL, NOW)).isInstanceOfSatisfying(Booking.Booked.class,
+				(booked) -> assertThat(booked.fallback()).isTrue());
+		assertThat(one.book(some, NOW, WALL, NOW)).as("200 more would pass the replica's 300")
+			.isInstanceOf(Booking.Refused.class);
+	}
+
 	private RedisQuotaStore store(Duration timeout) {
 		return store(timeout, 0.5);
 	}

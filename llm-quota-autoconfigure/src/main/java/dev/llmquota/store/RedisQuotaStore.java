@@ -107,14 +107,7 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private final AtomicReference<Instant> latestWall = new AtomicReference<>(Instant.MIN);
 
-	/** Limits changed at run time that this replica follows, by key. */
-	private final Map<String, LimitWatch> limitWatches = new ConcurrentHashMap<>();
-
-	/** Replicas live for each provider entry (by hash tag) when Redis last said. */
-	private final Map<String, Long> liveReplicas = new ConcurrentHashMap<>();
-
-	/** How long a replica counts as live after it last said so: three ticks. */
-	private final Duration aliveFor;
+	private final ProviderEntries entries;
 
 	private final RedisAvailability availability;
 
@@ -130,6 +123,15 @@ public final class RedisQuotaStore implements QuotaStore {
 	}
 
 	/**
+	 * This replica's share of a provider entry's limits in fallback, for tests.
+	 * @param hashTag the entry's hash tag
+	 * @return the share
+	 */
+	double share(String hashTag) {
+		return this.entries.share(hashTag);
+	}
+
+	/**
 	 * Creates the store for tests.
 	 * @param testClock the caller's clock, which the script then runs on instead of
 	 * Redis's
@@ -139,13 +141,15 @@ public final class RedisQuotaStore implements QuotaStore {
 		this.availability = new RedisAvailability(settings);
 		this.redis = new RedisConnection(connectionFactory, settings.timeout(), testClock, this.availability::failed);
 		this.leases = new RedisLeases(settings.leaseTime());
-		LocalFallback fallback = new LocalFallback(this::share, settings.leaseTime());
+		Duration tick = (settings.leaseTime().dividedBy(3).compareTo(LOOK_AGAIN) < 0)
+				? settings.leaseTime().dividedBy(3) : LOOK_AGAIN;
+		// a replica counts as live for three ticks after it last said so
+		this.entries = new ProviderEntries(this.redis, this.availability, this.replica, settings.localShare(),
+				tick.multipliedBy(3));
+		LocalFallback fallback = new LocalFallback(this.entries::share, settings.leaseTime());
 		this.fallback = fallback;
 		this.availability.judge(this.redis, () -> fallback.startFrom(this.seen.values()));
 		this.redis.loadScript();
-		Duration tick = (settings.leaseTime().dividedBy(3).compareTo(LOOK_AGAIN) < 0)
-				? settings.leaseTime().dividedBy(3) : LOOK_AGAIN;
-		this.aliveFor = tick.multipliedBy(3);
 		this.ticker = Flux.interval(tick, tick).subscribe((ignored) -> {
 			try {
 				tick();
@@ -354,11 +358,7 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void watchLimits(String key, BiConsumer<String, Long> listener) {
-		this.limitWatches.put(key, new LimitWatch(listener));
-		readLimits(key, this.limitWatches.get(key));
-		if (this.availability.up()) {
-			sayAlive(key);
-		}
+		this.entries.watch(key, listener);
 	}
 
 	@Override
@@ -416,56 +416,8 @@ public final class RedisQuotaStore implements QuotaStore {
 			});
 			return;
 		}
-		this.limitWatches.forEach(this::readLimits);
-		this.limitWatches.keySet().forEach(this::sayAlive);
+		this.entries.tick();
 		this.leases.renewIfDue(this.redis);
-	}
-
-	/** Says this replica is live for a provider entry, and learns how many are. */
-	private void sayAlive(String entryKey) {
-		this.redis.execute(QuotaScript.alive(entryKey, this.replica, this.aliveFor)).whenComplete((reply, error) -> {
-			if (error != null) {
-				this.availability.failed(error);
-			}
-			else {
-				this.liveReplicas.put(QuotaScript.hashTag(entryKey), QuotaScript.liveReplicas(reply));
-			}
-		});
-	}
-
-	/**
-	 * This replica's share of a provider entry's limits in fallback: {@code local-share}
-	 * at most, and one over the replicas live for the entry when Redis last said.
-	 */
-	double share(String hashTag) {
-		long live = this.liveReplicas.getOrDefault(hashTag, 1L);
-		return Math.min(this.settings.localShare(), 1.0 / Math.max(1, live));
-	}
-
-	/**
-	 * Reads a provider entry's changed limits and tells its listener of a new version.
-	 */
-	private void readLimits(String key, LimitWatch watch) {
-		if (this.redis.closed() || !this.availability.up()) {
-			return;
-		}
-		this.redis.execute(QuotaScript.limits(key, this.redis.time())).whenComplete((reply, error) -> {
-			if (error != null) {
-				this.availability.failed(error);
-				return;
-			}
-			Map<String, Long> limits = QuotaScript.limits(reply);
-			Long version = limits.remove("v");
-			if (version != null && watch.version.getAndSet(version) != version) {
-				try {
-					limits.forEach(watch.listener);
-				}
-				catch (RuntimeException ex) {
-					// the engine's failure, not Redis's
-					logger.warn("llm-quota could not apply limits changed at run time", ex);
-				}
-			}
-		});
 	}
 
 	/**
@@ -475,15 +427,6 @@ public final class RedisQuotaStore implements QuotaStore {
 	 */
 	private Instant wall(Instant wallNow) {
 		return this.latestWall.accumulateAndGet(wallNow, (seen, given) -> given.isAfter(seen) ? given : seen);
-	}
-
-	/** A provider entry's limits changed at run time, and the version last applied. */
-	private record LimitWatch(BiConsumer<String, Long> listener, AtomicLong version) {
-
-		LimitWatch(BiConsumer<String, Long> listener) {
-			this(listener, new AtomicLong(-1));
-		}
-
 	}
 
 }

@@ -27,7 +27,7 @@ public final class EstimateDrift {
 	 * @return the ratio of this call, actual / estimated, or {@code NaN} if nothing was
 	 * estimated
 	 */
-	public synchronized double record(long estimated, long actual) {
+	synchronized double record(long estimated, long actual) {
 		if (estimated <= 0) {
 			return Double.NaN;
 		}

@@ -7,7 +7,7 @@ package dev.llmquota.core;
  * latency); a smaller capacity only makes later calls wait. Instances are not
  * thread-safe.
  */
-public final class InFlightGate {
+final class InFlightGate {
 
 	private final Dimension dimension;
 
@@ -24,7 +24,7 @@ public final class InFlightGate {
 	 * than configured
 	 * @param capacity the most units outstanding at once, at least 1
 	 */
-	public InFlightGate(Dimension dimension, boolean derived, long capacity) {
+	InFlightGate(Dimension dimension, boolean derived, long capacity) {
 		this.dimension = dimension;
 		this.derived = derived;
 		this.capacity = Math.max(1, capacity);

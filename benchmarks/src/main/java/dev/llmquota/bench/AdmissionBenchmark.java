@@ -53,8 +53,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Part 2: the cost of admission. JMH: reserve and release on a pool of 1, 4 and 7
  * dimensions against Bucket4j's {@code tryConsume} on as many buckets, on 1 and 2
  * threads. Then 100,000 calls queued on one pool: heap per waiter, threads, and the time
- * to drain them. (The filter's overhead against a plain loopback round trip is measured
- * by {@link FilterOverheadBenchmark}.)
+ * to drain them. (What the filter adds to a call is measured by
+ * {@link FilterOverheadBenchmark}.)
  */
 public class AdmissionBenchmark {
 
@@ -194,7 +194,7 @@ public class AdmissionBenchmark {
 						theirs, ours / theirs));
 			}
 		}
-		table.append('\n').append(FilterOverheadBenchmark.run()).append('\n').append(waiters());
+		table.append('\n').append(waiters());
 		Files.createDirectories(results);
 		Files.writeString(results.resolve("admission.txt"), table.toString());
 		System.out.println();

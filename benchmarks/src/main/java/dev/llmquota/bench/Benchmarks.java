@@ -18,8 +18,10 @@ public final class Benchmarks {
 		switch (part) {
 			case "goodput" -> GoodputBenchmark.run(Duration.ofSeconds(Long.getLong("seconds", 60)), results);
 			case "admission" -> AdmissionBenchmark.run(results);
+			case "filter" -> FilterOverheadBenchmark.run(results);
 			case "redis" -> RedisBenchmark.run(results);
-			default -> throw new IllegalArgumentException("Unknown part '" + part + "': goodput, admission or redis");
+			default ->
+				throw new IllegalArgumentException("Unknown part '" + part + "': goodput, admission, filter or redis");
 		}
 		System.exit(0);
 	}

@@ -13,6 +13,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,6 +34,16 @@ class ArchitectureTests {
 			.dependOnClassesThat()
 			.resideInAnyPackage("org.springframework..", "java.net.http..", "io.netty..", "reactor.netty..",
 					"okhttp3..", "tools.jackson..", "com.fasterxml..")
+			.check(CLASSES);
+	}
+
+	@Test
+	void theKernelImportsOnlyJavaAndItself() {
+		classes().that()
+			.resideInAPackage("dev.llmquota.core.kernel..")
+			.should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "dev.llmquota.core.kernel..")
 			.check(CLASSES);
 	}
 

@@ -1,5 +1,7 @@
 package dev.llmquota.core;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * How a provider entry charges a call's output and cached input.
  *

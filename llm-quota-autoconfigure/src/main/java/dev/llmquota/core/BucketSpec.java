@@ -2,6 +2,8 @@ package dev.llmquota.core;
 
 import java.time.ZoneId;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * Identifies one bucket in a store and says how it meters: a rate bucket (enforced units
  * per minute and a capacity), a daily counter (enforced units per day in a zone), or, in

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * Builds the stored buckets of a scope from its limits.
  */

@@ -4,6 +4,8 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneId;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * Units spent in the current calendar day of a zone, as pure data: every operation takes
  * the wall time as an argument. A clock that jumps back never resets the counter (nothing

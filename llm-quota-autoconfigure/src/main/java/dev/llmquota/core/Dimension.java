@@ -2,6 +2,8 @@ package dev.llmquota.core;
 
 import java.util.Locale;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * One metered quantity a provider limits; the names are those of the public contract.
  */

@@ -3,6 +3,8 @@ package dev.llmquota.core;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * The in-flight gates of one scope: its configured {@code concurrent-requests}, and, when
  * enabled, one Little's-law bound per configured rate dimension, sized

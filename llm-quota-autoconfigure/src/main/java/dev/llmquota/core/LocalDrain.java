@@ -5,6 +5,8 @@ import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.List;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * Runs a queue against books of this process, under the queue's lock: each waiter in
  * order is booked to start now or not at all. A later call goes ahead of the head only

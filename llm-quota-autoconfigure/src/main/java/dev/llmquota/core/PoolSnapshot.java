@@ -5,6 +5,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * What the local books hold for one pool and its account at a moment.
  *

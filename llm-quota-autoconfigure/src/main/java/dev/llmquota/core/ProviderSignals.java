@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * What the provider's answers tell the engine: the limits its headers report, its
  * rate-limit waits, a spent quota and its return. Each goes into this process's books

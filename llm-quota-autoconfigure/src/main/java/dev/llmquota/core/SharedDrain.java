@@ -13,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.llmquota.QuotaStoreUnavailableException;
+import dev.llmquota.core.kernel.Arith;
 
 /**
  * Runs a queue against a store shared by many processes: each waiter, in queue order, is

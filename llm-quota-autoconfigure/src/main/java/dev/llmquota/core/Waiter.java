@@ -3,6 +3,7 @@ package dev.llmquota.core;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.llmquota.core.kernel.Arith;
 import reactor.core.publisher.MonoSink;
 
 /**

@@ -14,7 +14,7 @@ import dev.llmquota.core.Charge;
 import dev.llmquota.core.Claim;
 import dev.llmquota.core.DayCounter;
 import dev.llmquota.core.QuotaStore;
-import dev.llmquota.core.RateBucket;
+import dev.llmquota.core.kernel.RateBucket;
 
 /**
  * The in-process store: every bucket of this process in one map behind one lock. Each

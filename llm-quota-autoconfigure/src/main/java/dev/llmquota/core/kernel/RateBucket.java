@@ -1,4 +1,4 @@
-package dev.llmquota.core;
+package dev.llmquota.core.kernel;
 
 /**
  * Token-bucket state refilled continuously at a rate per minute, as pure data: every

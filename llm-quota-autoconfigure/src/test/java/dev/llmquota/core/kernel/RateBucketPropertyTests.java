@@ -1,4 +1,4 @@
-package dev.llmquota.core;
+package dev.llmquota.core.kernel;
 
 import java.math.BigInteger;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.llmquota.core;
+package dev.llmquota.core.kernel;
 
 import java.math.BigInteger;
 
@@ -6,14 +6,14 @@ import java.math.BigInteger;
  * Saturating integer arithmetic for the bucket math, so extreme values clamp instead of
  * wrapping around.
  */
-final class Arith {
+public final class Arith {
 
-	static final long NANOS_PER_MINUTE = 60_000_000_000L;
+	public static final long NANOS_PER_MINUTE = 60_000_000_000L;
 
 	private Arith() {
 	}
 
-	static long saturatedAdd(long a, long b) {
+	public static long saturatedAdd(long a, long b) {
 		long r = a + b;
 		if (((a ^ r) & (b ^ r)) < 0) {
 			return (a < 0) ? Long.MIN_VALUE : Long.MAX_VALUE;
@@ -25,7 +25,7 @@ final class Arith {
 	 * Returns {@code floor(a * b / c)} for non-negative operands, saturating at
 	 * {@link Long#MAX_VALUE}.
 	 */
-	static long mulDiv(long a, long b, long c) {
+	public static long mulDiv(long a, long b, long c) {
 		long high = Math.multiplyHigh(a, b);
 		long low = a * b;
 		if (high == 0 && low >= 0) {
@@ -38,7 +38,7 @@ final class Arith {
 	 * Returns {@code ceil(a * b / c)} for non-negative operands, saturating at
 	 * {@link Long#MAX_VALUE}.
 	 */
-	static long mulDivCeil(long a, long b, long c) {
+	public static long mulDivCeil(long a, long b, long c) {
 		long high = Math.multiplyHigh(a, b);
 		long low = a * b;
 		if (high == 0 && low >= 0) {

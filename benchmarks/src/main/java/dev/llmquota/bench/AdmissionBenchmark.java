@@ -1,6 +1,5 @@
 package dev.llmquota.bench;
 
-import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.file.Files;

@@ -46,6 +46,27 @@ public final class SimulatedApplication implements AutoCloseable {
 	}
 
 	/**
+	 * The properties of an application with an {@code openai} entry (gpt-4o: 600 requests
+	 * a minute, one call at a time) and an {@code anthropic} entry (Claude Sonnet 4.5:
+	 * 600,000 input tokens a minute) on the simulator, then the test's own.
+	 * @param base the simulator's base URL
+	 * @param more the test's own properties
+	 * @return the properties
+	 */
+	public static List<String> openAiAndAnthropic(String base, String... more) {
+		List<String> all = new ArrayList<>(List.of("spring.ai.openai.api-key=test-key",
+				"spring.ai.anthropic.api-key=test-key", "llm.quota.providers.openai.base-url=" + base + "/v1",
+				"llm.quota.providers.openai.add-stream-usage=true",
+				"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
+				"llm.quota.providers.openai.models.gpt-4o.concurrent-requests=1",
+				"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
+				"llm.quota.providers.anthropic.dialect=anthropic",
+				"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000"));
+		all.addAll(List.of(more));
+		return all;
+	}
+
+	/**
 	 * Starts a simulator, then the application.
 	 * @param simulator changes to the simulator, whose answers are short (5 output
 	 * tokens, the first after 50 ms): these tests are about governance, not latency

@@ -1,7 +1,6 @@
 package dev.llmquota.langchain4j;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -62,18 +61,8 @@ class LangChain4jGovernanceTests {
 		final Counting builder;
 
 		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
-			this.app = SimulatedApplication.start(simulator, (base) -> {
-				List<String> all = new ArrayList<>(List.of("spring.ai.openai.api-key=test-key",
-						"spring.ai.anthropic.api-key=test-key", "llm.quota.providers.openai.base-url=" + base + "/v1",
-						"llm.quota.providers.openai.add-stream-usage=true",
-						"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
-						"llm.quota.providers.openai.models.gpt-4o.concurrent-requests=1",
-						"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
-						"llm.quota.providers.anthropic.dialect=anthropic",
-						"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000"));
-				all.addAll(List.of(properties));
-				return all;
-			});
+			this.app = SimulatedApplication.start(simulator,
+					(base) -> SimulatedApplication.openAiAndAnthropic(base, properties));
 			this.simulator = this.app.simulator();
 			this.context = this.app.context();
 			this.builder = new Counting(this.context.getBean(LlmQuotaHttpClientBuilder.class), new AtomicInteger());

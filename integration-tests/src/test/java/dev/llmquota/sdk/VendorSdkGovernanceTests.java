@@ -1,7 +1,6 @@
 package dev.llmquota.sdk;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +22,6 @@ import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.client.anthropic.LlmQuotaAnthropicInterceptor;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.Pool;
-import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.it.SimulatedApplication;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.ProviderSimulator;
@@ -59,15 +57,8 @@ class VendorSdkGovernanceTests {
 
 		Setup(Consumer<ProviderSimulatorBuilder> simulator, String... properties) {
 			this.app = SimulatedApplication.start(simulator, (base) -> {
-				List<String> all = new ArrayList<>(List.of("spring.ai.openai.api-key=test-key",
-						"spring.ai.anthropic.api-key=test-key", "llm.quota.providers.openai.base-url=" + base + "/v1",
-						"llm.quota.providers.openai.add-stream-usage=true",
-						"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
-						"llm.quota.providers.openai.models.gpt-4o.concurrent-requests=1",
-						"llm.quota.providers.anthropic.base-url=" + base + "/v1/messages",
-						"llm.quota.providers.anthropic.dialect=anthropic",
-						"llm.quota.providers.anthropic.models.claude-sonnet-4-5.input-tokens-per-minute=600000",
-						"llm.quota.providers.anthropic.models.claude-sonnet-4-5.concurrent-requests=1"));
+				List<String> all = SimulatedApplication.openAiAndAnthropic(base,
+						"llm.quota.providers.anthropic.models.claude-sonnet-4-5.concurrent-requests=1");
 				all.addAll(List.of(properties));
 				return all;
 			});

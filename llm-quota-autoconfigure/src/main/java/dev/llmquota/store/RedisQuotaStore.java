@@ -123,15 +123,6 @@ public final class RedisQuotaStore implements QuotaStore {
 	}
 
 	/**
-	 * This replica's share of a provider entry's limits in fallback, for tests.
-	 * @param hashTag the entry's hash tag
-	 * @return the share
-	 */
-	double share(String hashTag) {
-		return this.entries.share(hashTag);
-	}
-
-	/**
 	 * Creates the store for tests.
 	 * @param testClock the caller's clock, which the script then runs on instead of
 	 * Redis's
@@ -159,6 +150,15 @@ public final class RedisQuotaStore implements QuotaStore {
 				logger.debug("llm-quota store tick failed", ex);
 			}
 		});
+	}
+
+	/**
+	 * This replica's share of a provider entry's limits in fallback, for tests.
+	 * @param hashTag the entry's hash tag
+	 * @return the share
+	 */
+	double share(String hashTag) {
+		return this.entries.share(hashTag);
 	}
 
 	@Override

@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
 
+import dev.llmquota.core.kernel.Arith;
 import reactor.core.Disposable;
 
 /**
@@ -62,6 +63,12 @@ final class AdmissionQueue {
 	private Disposable timer;
 
 	private long timerAt = Long.MAX_VALUE;
+
+	/**
+	 * The one timer that ends the calls in flight past the lease timeout: set for the
+	 * oldest call's end, not one per call, so an admission starts no timer.
+	 */
+	private Disposable leaseSweep;
 
 	private volatile boolean closed;
 
@@ -190,6 +197,10 @@ final class AdmissionQueue {
 		try {
 			this.closed = true;
 			cancelTimer();
+			if (this.leaseSweep != null) {
+				this.leaseSweep.dispose();
+				this.leaseSweep = null;
+			}
 			for (ArrayDeque<Waiter> queue : this.classes) {
 				for (Waiter waiter : queue) {
 					waiter.fail(AdmissionRules.closedException(waiter), after);
@@ -307,7 +318,40 @@ final class AdmissionQueue {
 		waiter.pool.stats().admitted(waiter.demand, waiter.priority, permit.waitedNanos());
 		after.add(() -> this.events.admitted(waiter.pool, waiter.priority, permit.waitedNanos()));
 		waiter.admit(permit, after);
-		permit.leaseTimer = this.clock.schedule(this.settings.leaseTimeout().toNanos(), permit::expire);
+		if (this.leaseSweep == null) {
+			this.leaseSweep = this.clock.schedule(this.settings.leaseTimeout().toNanos(), this::sweepLeases);
+		}
+	}
+
+	/**
+	 * Ends the calls in flight longer than the lease timeout, and sets the sweep again
+	 * for the next one to end.
+	 */
+	private void sweepLeases() {
+		List<QuotaPermit> expired = new ArrayList<>();
+		this.lock.lock();
+		try {
+			this.leaseSweep = null;
+			long now = this.clock.nanoTime();
+			long lease = this.settings.leaseTimeout().toNanos();
+			long next = Long.MAX_VALUE;
+			for (QuotaPermit permit : this.live) {
+				long end = Arith.saturatedAdd(permit.admittedAt(), lease);
+				if (end <= now) {
+					expired.add(permit);
+				}
+				else {
+					next = Math.min(next, end);
+				}
+			}
+			if (next != Long.MAX_VALUE && !this.closed) {
+				this.leaseSweep = this.clock.schedule(next - now, this::sweepLeases);
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		expired.forEach(QuotaPermit::expire);
 	}
 
 	/** Gives back a booking whose call never started: its units and its slots. */

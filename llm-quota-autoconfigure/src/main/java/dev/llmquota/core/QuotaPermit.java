@@ -4,8 +4,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import reactor.core.Disposable;
-
 /**
  * An admitted call's hold on its buckets and gates. The reservation is corrected once
  * from the usage the provider reports, and the slots are released exactly once, whatever
@@ -35,8 +33,6 @@ public final class QuotaPermit {
 
 	/** In shadow mode: the twin that waits as the call would have; else {@code null}. */
 	private final ShadowCall shadow;
-
-	volatile Disposable leaseTimer;
 
 	QuotaPermit(AdmissionQueue queue, Waiter waiter, Booking.Booked booking, long[] weights, long admittedAt) {
 		this.queue = queue;
@@ -202,10 +198,6 @@ public final class QuotaPermit {
 			if (this.reconciled.compareAndSet(false, true)) {
 				// never reconciled nor refused: nothing was reported
 				this.queue.corrections().unreported(this);
-			}
-			Disposable timer = this.leaseTimer;
-			if (timer != null) {
-				timer.dispose();
 			}
 			this.queue.release(this, completed);
 		}

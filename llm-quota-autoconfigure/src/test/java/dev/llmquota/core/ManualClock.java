@@ -25,6 +25,8 @@ public final class ManualClock implements QuotaClock {
 
 	private long sequence;
 
+	private long scheduled;
+
 	public ManualClock() {
 		this(Instant.parse("2026-11-30T12:00:00Z"));
 	}
@@ -46,6 +48,7 @@ public final class ManualClock implements QuotaClock {
 
 	@Override
 	public synchronized Disposable schedule(long delayNanos, Runnable task) {
+		this.scheduled++;
 		Task scheduled = new Task(this.nanos + Math.max(0, delayNanos), this.sequence++, task);
 		this.tasks.add(scheduled);
 		return scheduled;
@@ -103,6 +106,14 @@ public final class ManualClock implements QuotaClock {
 		synchronized (this) {
 			this.wall = this.wall.plus(duration);
 		}
+	}
+
+	/**
+	 * Returns how many timers were ever scheduled.
+	 * @return timers scheduled so far
+	 */
+	public synchronized long scheduledTimers() {
+		return this.scheduled;
 	}
 
 	/**

@@ -427,6 +427,48 @@ class QuotaEngineTests {
 
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
+	void eachLeakedPermitExpiresAtItsOwnLeaseTimeout(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.leaseTimeout(Duration.ofMinutes(10))
+			.maxWait(Duration.ofMinutes(30))
+			.model("m", limits(CONCURRENT_REQUESTS, 2))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call first = acquire(engine, pool, new Demand(1, 1));
+		this.clock.advance(Duration.ofMinutes(4));
+		Calls.Call second = acquire(engine, pool, new Demand(1, 1));
+		this.clock.advance(Duration.ofMinutes(1));
+		Calls.Call third = acquire(engine, pool, new Demand(1, 1));
+		first.permit().complete(null);
+		assertThat(third.admitted()).isTrue();
+		this.clock.advance(Duration.ofMinutes(9).minusNanos(1));
+		assertThat(second.permit().isReleased()).isFalse();
+		this.clock.advance(Duration.ofNanos(1));
+		assertThat(second.permit().isReleased()).as("admitted at 4 min, leaked: free at 14 min").isTrue();
+		assertThat(third.permit().isReleased()).isFalse();
+		this.clock.advance(Duration.ofMinutes(1));
+		assertThat(third.permit().isReleased()).as("admitted at 5 min, leaked: free at 15 min").isTrue();
+		assertThat(inUse(engine, pool, CONCURRENT_REQUESTS)).isZero();
+	}
+
+	@Test
+	void admittingCallsDoesNotStartATimerForEach() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("m", limits(REQUESTS_PER_MINUTE, 1_000_000))
+			.engine(this.localStore, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		long before = this.clock.scheduledTimers();
+		for (int i = 0; i < 100; i++) {
+			Calls.Call call = acquire(engine, pool, new Demand(1, 1));
+			assertThat(call.admitted()).isTrue();
+			call.permit().complete(new Usage(1, 0, 1));
+		}
+		assertThat(this.clock.scheduledTimers() - before).as("one lease sweep, not a timer per call")
+			.isLessThanOrEqualTo(1);
+	}
+
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
 	void shutdownFailsWaitersClearlyAndReleasesEverySlot(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.model("m", limits(CONCURRENT_REQUESTS, 1))

@@ -47,17 +47,33 @@ public final class LlmQuotaWebClientCustomizer implements WebClientCustomizer {
 		return found[0];
 	}
 
+	/**
+	 * The codecs of the builder: its configurer is handed over when the builder builds,
+	 * and its writers are listed once, on the first call after that, rather than on every
+	 * call.
+	 */
 	private static final class Codecs {
+
+		private static final List<HttpMessageWriter<?>> DEFAULTS = ExchangeStrategies.withDefaults().messageWriters();
 
 		private volatile ClientCodecConfigurer configurer;
 
+		private volatile List<HttpMessageWriter<?>> writers;
+
 		void capture(ClientCodecConfigurer configurer) {
 			this.configurer = configurer;
+			// customizers after this one may still change it: listed on first use
+			this.writers = null;
 		}
 
 		List<HttpMessageWriter<?>> writers() {
-			ClientCodecConfigurer captured = this.configurer;
-			return (captured != null) ? captured.getWriters() : ExchangeStrategies.withDefaults().messageWriters();
+			List<HttpMessageWriter<?>> listed = this.writers;
+			if (listed == null) {
+				ClientCodecConfigurer captured = this.configurer;
+				listed = (captured != null) ? List.copyOf(captured.getWriters()) : DEFAULTS;
+				this.writers = listed;
+			}
+			return listed;
 		}
 
 	}

@@ -723,7 +723,8 @@ public class LlmQuotaProperties {
 
 		/**
 		 * What a refused (429) attempt keeps charged. Default per dialect: requests for
-		 * openai and azure-openai (they count refused requests), none otherwise.
+		 * openai (it documents that refused requests count against its per-minute limit),
+		 * none otherwise (the others document nothing of the kind).
 		 */
 		private @Nullable ChargeRefused chargeRefused;
 
@@ -877,7 +878,8 @@ public class LlmQuotaProperties {
 		NONE,
 
 		/**
-		 * Its request: the provider counts refused requests against its per-minute limit.
+		 * Its per-minute request: the provider counts refused requests against its
+		 * per-minute limit. Tokens, money and per-day counts are given back.
 		 */
 		REQUESTS
 

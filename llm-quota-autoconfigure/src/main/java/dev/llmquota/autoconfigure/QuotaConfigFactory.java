@@ -190,8 +190,9 @@ final class QuotaConfigFactory {
 
 	private static boolean chargeRefused(LlmQuotaProperties.ChargeRefused value, DialectId dialect) {
 		if (value == null) {
-			// OpenAI and Azure count refused requests against the per-minute limit
-			return dialect == DialectId.OPENAI || dialect == DialectId.AZURE_OPENAI;
+			// only OpenAI documents that refused requests count against the per-minute
+			// limit; the others document nothing, and the simulator agrees
+			return dialect == DialectId.OPENAI;
 		}
 		return value == LlmQuotaProperties.ChargeRefused.REQUESTS;
 	}

@@ -112,9 +112,12 @@ final class Corrections {
 		Instant wallNow = this.clock.instant();
 		List<Charge> refunds = new ArrayList<>();
 		for (Charge charge : permit.charges()) {
-			// a refused call costs nothing, whatever it counts against the limits
+			// a refused call costs no tokens nor money; where the provider counts refused
+			// requests (OpenAI: "unsuccessful requests contribute to your per-minute
+			// limit"), its per-minute request stays charged, never its day
 			Dimension dimension = charge.bucket().dimension();
-			boolean give = dimension.countsTokens() || dimension.countsMoney() || !keepRequests;
+			boolean give = dimension.countsTokens() || dimension.countsMoney() || !keepRequests
+					|| dimension.kind() != Dimension.Kind.RATE;
 			if (give && charge.units() > 0 && permit.refundable(charge.bucket(), wallNow)) {
 				refunds.add(new Charge(charge.bucket(), -charge.units()));
 			}

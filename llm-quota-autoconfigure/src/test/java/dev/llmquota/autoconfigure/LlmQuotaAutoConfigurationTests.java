@@ -12,6 +12,8 @@ import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaStore;
 import dev.llmquota.store.LocalQuotaStore;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.SpringApplication;
@@ -51,6 +53,19 @@ class LlmQuotaAutoConfigurationTests {
 			assertThat(context).hasSingleBean(LocalQuotaStore.class);
 			assertThat(context.getBean(QuotaEngine.class).config().settings().headroom()).isEqualTo(0.8);
 		});
+	}
+
+	@ParameterizedTest
+	@CsvSource({ "openai, true", "azure-openai, false", "anthropic, false", "bedrock, false", "gemini, false",
+			"ollama, false" })
+	void aRefusedRequestStaysChargedOnlyWhereTheProviderSaysItCounts(String dialect, boolean charged) {
+		this.runner
+			.withPropertyValues("llm.quota.providers.p.dialect=" + dialect,
+					"llm.quota.providers.p.base-url=http://localhost:1",
+					"llm.quota.providers.p.models.m.requests-per-minute=10")
+			.run((context) -> assertThat(
+					context.getBean(QuotaEngine.class).config().providers().get("p").chargeRefusedRequests())
+				.isEqualTo(charged));
 	}
 
 	@Test

@@ -135,16 +135,16 @@ class AccountingAgainstSimulatorTests {
 				simulators.put(dialect, simulator);
 				simulator.faults().rateLimitWait(Duration.ofMillis(20));
 				String entry = "llm.quota.providers." + dialect.dialect() + ".";
-				properties.addAll(List.of(entry + "base-url=" + simulator.baseUrl(),
-						entry + "dialect=" + dialect.dialect(), entry + "charge-refused=none",
-						entry + "add-stream-usage=true", entry + "models.default.requests-per-minute=10000000",
-						entry + "models.default.tokens-per-minute=10000000000",
-						entry + "models.default.input-tokens-per-minute=10000000000",
-						entry + "models.default.output-tokens-per-minute=10000000000",
-						entry + "models." + TIGHT + ".requests-per-minute=1",
-						entry + "models." + TIGHT + ".tokens-per-minute=10000000000",
-						entry + "models." + TIGHT + ".input-tokens-per-minute=10000000000",
-						entry + "models." + TIGHT + ".output-tokens-per-minute=10000000000"));
+				properties
+					.addAll(List.of(entry + "base-url=" + simulator.baseUrl(), entry + "dialect=" + dialect.dialect(),
+							entry + "add-stream-usage=true", entry + "models.default.requests-per-minute=10000000",
+							entry + "models.default.tokens-per-minute=10000000000",
+							entry + "models.default.input-tokens-per-minute=10000000000",
+							entry + "models.default.output-tokens-per-minute=10000000000",
+							entry + "models." + TIGHT + ".requests-per-minute=1",
+							entry + "models." + TIGHT + ".tokens-per-minute=10000000000",
+							entry + "models." + TIGHT + ".input-tokens-per-minute=10000000000",
+							entry + "models." + TIGHT + ".output-tokens-per-minute=10000000000"));
 			}
 			app = GovernedApp.startWith(Recording.class, properties.toArray(String[]::new));
 			Calls calls = new Calls(app);
@@ -220,7 +220,13 @@ class AccountingAgainstSimulatorTests {
 				.filter((record) -> record.outcome() == RequestRecord.Outcome.COMPLETED
 						|| record.outcome() == RequestRecord.Outcome.DROPPED)
 				.toList();
-			long requests = billed.size();
+			// OpenAI counts a refused request against the per-minute limit; the others
+			// do not say they do, and neither llm-quota nor the simulator counts it there
+			long refused = records.stream()
+				.filter((record) -> model.equals(record.model()))
+				.filter((record) -> record.outcome() == RequestRecord.Outcome.REFUSED)
+				.count();
+			long requests = billed.size() + ((dialect == DialectCase.OPENAI) ? refused : 0);
 			long input = billed.stream().mapToLong(RequestRecord::inputTokens).sum();
 			long output = billed.stream().mapToLong(RequestRecord::outputTokens).sum();
 			// What llm-quota could not see: a call whose client left (a read timeout, a

@@ -427,6 +427,23 @@ class QuotaEngineTests {
 
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
+	void aRefusedCallKeepsOnlyItsPerMinuteRequestWhereRefusalsCount(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 600, REQUESTS_PER_DAY, 100, TOKENS_PER_MINUTE, 600_000))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call call = acquire(engine, pool, new Demand(100, 100));
+		call.permit().refuse(true);
+		call.permit().release();
+		assertThat(remaining(engine, pool, REQUESTS_PER_MINUTE)).as("counted, as OpenAI counts it").isEqualTo(19);
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(20_000);
+		assertThat(remaining(engine, pool, REQUESTS_PER_DAY)).as("no provider says a refusal spends the day")
+			.isEqualTo(100);
+	}
+
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
 	void eachLeakedPermitExpiresAtItsOwnLeaseTimeout(TestStores.Kind store) {
 		QuotaEngine engine = TestConfigs.provider()
 			.leaseTimeout(Duration.ofMinutes(10))

@@ -115,6 +115,10 @@ final class CallHandler {
 		if (fault == Fault.RATE_LIMITED) {
 			Refusal refusal = new Refusal(Dimension.REQUESTS_PER_MINUTE, call.model(), 1, 1, 1,
 					this.state.faults().rateLimitWait());
+			if (dialect.chargesRefusedRequests()) {
+				// a 429 is a 429 to the provider's books, whatever caused it
+				this.state.book().chargeRefused(call.model());
+			}
 			Reply reply = dialect.refusal(call, refusal, Map.of(), requestId, now);
 			log(arrival, dialect, call, 0, 0, reply.status(), Outcome.REFUSED, true, Dimension.REQUESTS_PER_MINUTE,
 					fault);
@@ -123,10 +127,15 @@ final class CallHandler {
 		OutputPolicy policy = this.state.outputPolicy(dialect);
 		QuotaBook book = this.state.book();
 		boolean enforce = this.state.enforce();
-		Mono<Answer> admitted = Mono.fromSupplier(() -> new Answer(dialect, call, requestId, arrival, fault,
-				call.operation().generatesOutput()
-						? book.admit(call.model(), call.inputTokens(), call.maxTokens(), policy, enforce)
-						: book.admitInput(call.model(), call.inputTokens(), enforce)));
+		Mono<Answer> admitted = Mono.fromSupplier(() -> {
+			Admission admission = call.operation().generatesOutput()
+					? book.admit(call.model(), call.inputTokens(), call.maxTokens(), policy, enforce)
+					: book.admitInput(call.model(), call.inputTokens(), enforce);
+			if (!admission.admitted() && dialect.chargesRefusedRequests()) {
+				book.chargeRefused(call.model());
+			}
+			return new Answer(dialect, call, requestId, arrival, fault, admission);
+		});
 		// complete, error or cancel: every path after admission settles and releases
 		return Mono.usingWhen(admitted, (answer) -> respond(answer, now, response), this::finishing,
 				(answer, error) -> finishing(answer), this::finishing);

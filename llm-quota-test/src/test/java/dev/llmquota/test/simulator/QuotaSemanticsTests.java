@@ -10,6 +10,8 @@ import dev.llmquota.test.simulator.quota.Dimension;
 import dev.llmquota.test.simulator.quota.QuotaBook;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import tools.jackson.databind.JsonNode;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -87,13 +89,43 @@ class QuotaSemanticsTests {
 		for (int i = 0; i < 60; i++) {
 			SimHttp.post(this.simulator, "/v1/chat/completions", SimHttp.openAi("gpt-4o", 10, false));
 		}
-		assertThat(status("gpt-4o")).isEqualTo(429);
+		assertThat(this.simulator.remaining("gpt-4o", Dimension.REQUESTS_PER_MINUTE)).isZero();
 		this.clock.advance(Duration.ofMillis(999));
-		assertThat(status("gpt-4o")).isEqualTo(429);
+		assertThat(this.simulator.remaining("gpt-4o", Dimension.REQUESTS_PER_MINUTE)).isZero();
 		this.clock.advance(Duration.ofMillis(1));
 		assertThat(status("gpt-4o")).isEqualTo(200);
 		this.clock.advance(Duration.ofSeconds(10));
 		assertThat(this.simulator.remaining("gpt-4o", Dimension.REQUESTS_PER_MINUTE)).isEqualTo(10);
+	}
+
+	@Test
+	void anOpenAiRefusalCountsAgainstTheRequestsPerMinuteAsOpenAiDocuments() {
+		start(ProviderSimulator.builder().model("gpt-4o", (limits) -> limits.requestsPerMinute(60)));
+		for (int i = 0; i < 60; i++) {
+			assertThat(status("gpt-4o")).isEqualTo(200);
+		}
+		assertThat(status("gpt-4o")).isEqualTo(429);
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(status("gpt-4o")).as("the second's refill went to the refused call").isEqualTo(429);
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(status("gpt-4o")).isEqualTo(200);
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			/v1/messages                                                          | anthropic
+			/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21    | openai
+			""")
+	void aRefusalIsFreeWhereTheProviderDocumentsNoCharge(String path, String body) {
+		start(ProviderSimulator.builder().model("gpt-4o", (limits) -> limits.requestsPerMinute(60)));
+		String request = body.equals("anthropic") ? SimHttp.anthropic("gpt-4o", 10, false)
+				: SimHttp.openAi("gpt-4o", 10, false);
+		for (int i = 0; i < 60; i++) {
+			assertThat(SimHttp.post(this.simulator, path, request).statusCode()).isEqualTo(200);
+		}
+		assertThat(SimHttp.post(this.simulator, path, request).statusCode()).isEqualTo(429);
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(SimHttp.post(this.simulator, path, request).statusCode()).isEqualTo(200);
 	}
 
 	@Test
@@ -191,8 +223,8 @@ class QuotaSemanticsTests {
 		assertThat(status("gpt-4o-mini")).isEqualTo(200);
 		assertThat(status("gpt-4.1")).isEqualTo(200);
 		assertThat(status("gpt-4o")).isEqualTo(429);
-		// a refused call takes nothing from the buckets that had room
-		assertThat(this.simulator.remaining("gpt-4o", Dimension.REQUESTS_PER_MINUTE)).isEqualTo(99);
+		// an OpenAI refusal counts against the model's per-minute requests too
+		assertThat(this.simulator.remaining("gpt-4o", Dimension.REQUESTS_PER_MINUTE)).isEqualTo(98);
 		assertThat(this.simulator.remaining(QuotaBook.ACCOUNT, Dimension.REQUESTS_PER_MINUTE)).isZero();
 	}
 

@@ -47,6 +47,17 @@ public interface Dialect {
 	OutputPolicy defaultOutputPolicy();
 
 	/**
+	 * Whether a call refused for a rate limit still counts against the per-minute request
+	 * limit. Only OpenAI documents that it does ("unsuccessful requests contribute to
+	 * your per-minute limit"); the other providers document nothing either way, and their
+	 * refusals are free here.
+	 * @return whether a refusal takes a request from the per-minute request buckets
+	 */
+	default boolean chargesRefusedRequests() {
+		return false;
+	}
+
+	/**
 	 * A fresh provider request id.
 	 * @return the id
 	 */

@@ -27,6 +27,11 @@ public final class OpenAiDialect extends ChatCompletionsDialect {
 	}
 
 	@Override
+	public boolean chargesRefusedRequests() {
+		return true;
+	}
+
+	@Override
 	public Route route(String path, Map<String, String> query) {
 		return switch (path) {
 			case "/v1/chat/completions" -> new Route(null, false, query, Operation.CHAT, "chat/completions");

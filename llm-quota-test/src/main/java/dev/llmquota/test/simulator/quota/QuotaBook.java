@@ -167,6 +167,22 @@ public final class QuotaBook {
 				inputTokens + reserve, refundUnused, burndown);
 	}
 
+	/**
+	 * Charges a refused call's request to the per-minute request buckets of its model and
+	 * of the account, as a provider that counts refused requests does; they may go into
+	 * debt, so refusals in a burst push the next admission back.
+	 * @param model the model id
+	 */
+	public synchronized void chargeRefused(String model) {
+		long now = this.clock.nanoTime();
+		for (Pool scope : List.of(pool(model), this.account)) {
+			Meter meter = scope.meter(Dimension.REQUESTS_PER_MINUTE);
+			if (meter != null) {
+				meter.take(1, now);
+			}
+		}
+	}
+
 	private static Map<Dimension, Long> amounts(long input, long reserve) {
 		Map<Dimension, Long> amounts = new EnumMap<>(Dimension.class);
 		amounts.put(Dimension.REQUESTS_PER_MINUTE, 1L);

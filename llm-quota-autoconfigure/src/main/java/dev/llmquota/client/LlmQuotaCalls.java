@@ -404,13 +404,18 @@ public final class LlmQuotaCalls {
 
 	/**
 	 * Waits, without blocking, until an attempt of a call is admitted, no longer than
-	 * what is left of the call's {@code max-wait}: retries share one budget.
+	 * what is left of the call's {@code max-wait}: retries share one budget. A call
+	 * nothing stands before is admitted at once, without the queue.
 	 * @param plan the call's plan
 	 * @param deadline the monotonic time the call's wait ends
 	 * @return the permit
 	 */
 	public Mono<QuotaPermit> admit(CallPlan plan, long deadline) {
 		return Mono.defer(() -> {
+			QuotaPermit now = this.engine.tryAcquire(plan.pool(), plan.demand(), plan.priority());
+			if (now != null) {
+				return Mono.just(now);
+			}
 			long left = Math.max(0, deadline - this.engine.clock().nanoTime());
 			return this.engine.acquire(plan.pool(), plan.demand(), plan.priority(), Duration.ofNanos(left));
 		});

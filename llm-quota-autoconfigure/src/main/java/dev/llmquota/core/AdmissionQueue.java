@@ -107,6 +107,26 @@ final class AdmissionQueue {
 		emit(after);
 	}
 
+	/**
+	 * Admits a call at once when nobody waits and the drain books here, or returns
+	 * {@code null} having taken nothing.
+	 */
+	QuotaPermit tryAdmit(Waiter waiter) {
+		List<Runnable> after = new ArrayList<>(1);
+		this.lock.lock();
+		try {
+			if (this.closed || !this.interactive.isEmpty() || !this.batch.isEmpty()
+					|| !this.drain.admitsAlone(waiter, after)) {
+				return null;
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+		emit(after);
+		return waiter.permit();
+	}
+
 	/** The waiter's subscriber went away: leave the queue, or give back what it got. */
 	void cancel(Waiter waiter) {
 		QuotaPermit permit = null;

@@ -48,6 +48,17 @@ final class AdmissionRules {
 	}
 
 	/**
+	 * Whether a provider penalty or a spent quota heard here holds the waiter now;
+	 * changes nothing.
+	 */
+	boolean holds(Waiter waiter, long now, Instant wallNow) {
+		Hold pool = waiter.pool.hold();
+		Hold account = this.account.hold();
+		return pool.exhaustion(wallNow) != null || account.exhaustion(wallNow) != null || pool.penaltyEnd(now) > now
+				|| account.penaltyEnd(now) > now;
+	}
+
+	/**
 	 * Whether a provider penalty heard here holds the waiter now; sets what blocks it and
 	 * when it may go.
 	 */

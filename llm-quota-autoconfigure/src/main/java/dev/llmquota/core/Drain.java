@@ -17,6 +17,15 @@ interface Drain {
 	void run(List<Runnable> after);
 
 	/**
+	 * Admits a call at once when nothing holds it and its books have room now, under the
+	 * queue's lock, with nobody waiting; otherwise takes nothing.
+	 * @param waiter the call, not queued
+	 * @param after the signals to emit once the lock is released
+	 * @return whether it was admitted
+	 */
+	boolean admitsAlone(Waiter waiter, List<Runnable> after);
+
+	/**
 	 * Room came back here (a refund, a release), under the queue's lock.
 	 * @param now the monotonic time
 	 */

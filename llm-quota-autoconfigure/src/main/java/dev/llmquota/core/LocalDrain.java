@@ -134,6 +134,25 @@ final class LocalDrain implements Drain {
 		return Long.MAX_VALUE;
 	}
 
+	@Override
+	public boolean admitsAlone(Waiter waiter, List<Runnable> after) {
+		long now = this.queue.clock().nanoTime();
+		Instant wallNow = this.queue.clock().instant();
+		if (this.rules.holds(waiter, now, wallNow) || waiter.blockingGate() != null) {
+			return false;
+		}
+		Booking booking = this.store.book(waiter.localClaim(), now, wallNow, now);
+		if (!(booking instanceof Booking.Booked booked)) {
+			return false;
+		}
+		if (booked.start() > now) {
+			this.store.cancel(booked, now, wallNow);
+			return false;
+		}
+		this.queue.admit(waiter, booked, AdmissionQueue.takeGates(waiter), now, after);
+		return true;
+	}
+
 	/**
 	 * Fails a call fast when a daily limit it needs is spent beyond its deadline, even
 	 * while an in-flight gate holds it (the store would say so only once the gate opens).

@@ -141,6 +141,28 @@ public final class QuotaEngine implements AutoCloseable {
 		return enforce(pool, demand, priority, maxWait);
 	}
 
+	/**
+	 * Admits a call at once when nothing stands before it, without a {@link Mono}: its
+	 * pool enforces on this process's books, no call of its account waits, no provider
+	 * penalty or spent quota holds it, and its gates and buckets have room now. Returns
+	 * {@code null} otherwise, and takes nothing: then {@link #acquire} waits for it, in
+	 * order.
+	 * @param pool the pool
+	 * @param demand what the call asks
+	 * @param priority the call's class, or {@code null} for the model's default
+	 * @return the permit, or {@code null} when the call must go through the queue
+	 */
+	public QuotaPermit tryAcquire(Pool pool, Demand demand, Priority priority) {
+		if (pool.spec().mode() != Mode.ENFORCE) {
+			return null;
+		}
+		Priority effectivePriority = (priority != null) ? priority : pool.spec().priority();
+		return pool.account()
+			.queue()
+			.tryAdmit(new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), 0, null,
+					this.config.settings()));
+	}
+
 	private Mono<QuotaPermit> enforce(Pool pool, Demand demand, Priority priority, Duration maxWait) {
 		Priority effectivePriority = (priority != null) ? priority : pool.spec().priority();
 		long maxWaitNanos = ((maxWait != null) ? maxWait : this.config.settings().maxWait()).toNanos();

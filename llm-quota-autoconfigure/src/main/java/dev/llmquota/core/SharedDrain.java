@@ -55,6 +55,12 @@ final class SharedDrain implements Drain {
 		}
 	}
 
+	/** A shared store is asked from the store thread only, never a caller's. */
+	@Override
+	public boolean admitsAlone(Waiter waiter, List<Runnable> after) {
+		return false;
+	}
+
 	@Override
 	public boolean pending() {
 		return this.requested.get();

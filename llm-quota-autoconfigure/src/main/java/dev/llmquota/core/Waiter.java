@@ -313,7 +313,11 @@ final class Waiter {
 		}
 		this.permit = permit;
 		this.state = State.ADMITTED;
-		after.add(() -> this.sink.success(permit));
+		// without a sink it was admitted alone, at once: its caller takes the permit
+		// from the call that admitted it
+		if (this.sink != null) {
+			after.add(() -> this.sink.success(permit));
+		}
 	}
 
 	/** Its start time came: the timer that fired is done. Returns its booking. */

@@ -442,6 +442,48 @@ class QuotaEngineTests {
 			.isEqualTo(100);
 	}
 
+	@Test
+	void aCallNothingStandsBeforeIsAdmittedAtOnceWithoutWaiting() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(TOKENS_PER_MINUTE, 60_000, CONCURRENT_REQUESTS, 2))
+			.engine(this.localStore, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		// capacity 2 s of 60,000/min = 2,000
+		QuotaPermit first = engine.tryAcquire(pool, new Demand(1_000, 0), null);
+		assertThat(first).isNotNull();
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(1_000);
+		Calls.Call large = acquire(engine, pool, new Demand(1_500, 0));
+		assertThat(large.admitted()).isFalse();
+		assertThat(engine.tryAcquire(pool, new Demand(100, 0), null)).as("a call waits: it goes first").isNull();
+		this.clock.advance(Duration.ofMillis(500));
+		assertThat(large.admitted()).isTrue();
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(engine.tryAcquire(pool, new Demand(1, 0), null)).as("the in-flight bound is full").isNull();
+		first.complete(new Usage(1_000, 0, 0));
+		assertThat(engine.tryAcquire(pool, new Demand(1, 0), null)).isNotNull();
+	}
+
+	@Test
+	void theFastPathLeavesPenaltiesExhaustionAndSharedStoresToTheQueue() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("m", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.localStore, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		engine.penalize(pool, REQUESTS_PER_MINUTE, Duration.ofSeconds(5));
+		assertThat(engine.tryAcquire(pool, new Demand(1, 1), null)).isNull();
+		this.clock.advance(Duration.ofSeconds(5));
+		QuotaPermit permit = engine.tryAcquire(pool, new Demand(1, 1), null);
+		assertThat(permit).isNotNull();
+		permit.complete(null);
+		QuotaEngine shared = TestConfigs.provider()
+			.model("m", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.stores.open(TestStores.Kind.REDIS, this.clock), this.clock);
+		assertThat(shared.tryAcquire(shared.pool("openai", "m"), new Demand(1, 1), null))
+			.as("a shared store is asked from its own thread, never a caller's")
+			.isNull();
+	}
+
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void eachLeakedPermitExpiresAtItsOwnLeaseTimeout(TestStores.Kind store) {

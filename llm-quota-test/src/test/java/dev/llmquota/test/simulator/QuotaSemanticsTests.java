@@ -111,6 +111,23 @@ class QuotaSemanticsTests {
 		assertThat(status("gpt-4o")).isEqualTo(200);
 	}
 
+	@Test
+	void refusalsStormingOpenAiCountNoMoreThanAMinuteOfRequests() {
+		start(ProviderSimulator.builder().model("gpt-4o", (limits) -> limits.requestsPerMinute(60)));
+		for (int i = 0; i < 60; i++) {
+			assertThat(status("gpt-4o")).isEqualTo(200);
+		}
+		for (int i = 0; i < 500; i++) {
+			assertThat(status("gpt-4o")).isEqualTo(429);
+		}
+		// 60 refusals of the storm count, not 500: a minute refills them, a second more
+		// refills one request
+		this.clock.advance(Duration.ofSeconds(60));
+		assertThat(status("gpt-4o")).isEqualTo(429);
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(status("gpt-4o")).isEqualTo(200);
+	}
+
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', textBlock = """
 			/v1/messages                                                          | anthropic

@@ -22,6 +22,15 @@ interface Meter {
 	void take(long amount, long nowNanos);
 
 	/**
+	 * Takes a refused call's amount: like {@link #take}, but a provider counting requests
+	 * over a minute remembers no more than a minute of them, so the debt stops at one
+	 * minute's limit.
+	 */
+	default void takeRefused(long amount, long nowNanos) {
+		take(amount, nowNanos);
+	}
+
+	/**
 	 * The wait until the amount fits, or {@code null} if it never will.
 	 */
 	Duration waitFor(long amount, long nowNanos);

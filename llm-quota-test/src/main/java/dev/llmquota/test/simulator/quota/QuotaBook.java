@@ -170,7 +170,8 @@ public final class QuotaBook {
 	/**
 	 * Charges a refused call's request to the per-minute request buckets of its model and
 	 * of the account, as a provider that counts refused requests does; they may go into
-	 * debt, so refusals in a burst push the next admission back.
+	 * debt, so refusals in a burst push the next admission back, but no deeper than a
+	 * minute's limit: the refusals of the last minute at most.
 	 * @param model the model id
 	 */
 	public synchronized void chargeRefused(String model) {
@@ -178,7 +179,7 @@ public final class QuotaBook {
 		for (Pool scope : List.of(pool(model), this.account)) {
 			Meter meter = scope.meter(Dimension.REQUESTS_PER_MINUTE);
 			if (meter != null) {
-				meter.take(1, now);
+				meter.takeRefused(1, now);
 			}
 		}
 	}

@@ -94,6 +94,12 @@ final class RateBucket implements Meter {
 	}
 
 	@Override
+	public void takeRefused(long amount, long nowNanos) {
+		refill(nowNanos);
+		this.level = Math.max(this.level - amount, Math.min(this.level, -this.limit));
+	}
+
+	@Override
 	public Duration waitFor(long amount, long nowNanos) {
 		refill(nowNanos);
 		if (amount > largest() + EPSILON) {

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
@@ -39,7 +40,7 @@ final class QuotaScript {
 	}
 
 	static Call book(Claim claim, String time, long now, long latestStart, String lease, Duration leaseTime,
-			Instant wallNow) {
+			Instant wallNow, Predicate<String> firstUse) {
 		List<String> keys = new ArrayList<>();
 		List<String> args = new ArrayList<>(List.of("book", time,
 				(latestStart == Long.MAX_VALUE) ? "-1"
@@ -59,7 +60,27 @@ final class QuotaScript {
 		if (reserve != null) {
 			keys.add(reserve.key());
 		}
+		return withEpoch(keys, args, firstUse);
+	}
+
+	/**
+	 * Names the provider entry's epoch key last, and whether this replica uses its books
+	 * for the first time: a replica that used them before and finds the key gone knows
+	 * they were lost.
+	 * @param firstUse answers, once per epoch key, that it is the first use
+	 */
+	private static Call withEpoch(List<String> keys, List<String> args, Predicate<String> firstUse) {
+		String epoch = keys.isEmpty() ? "llmq:epoch" : epochKey(keys.get(0));
+		keys.add(epoch);
+		args.add(firstUse.test(epoch) ? "1" : "0");
 		return new Call(keys, args);
+	}
+
+	/** The epoch key of the provider entry a key belongs to. */
+	static String epochKey(String key) {
+		int open = key.indexOf('{');
+		int close = key.indexOf('}', open + 1);
+		return (open >= 0 && close > open) ? "llmq:" + key.substring(open, close + 1) + ":epoch" : "llmq:epoch";
 	}
 
 	static Booking booking(List<Object> reply, Claim claim, long now, Instant wallNow, String lease) {
@@ -137,16 +158,18 @@ final class QuotaScript {
 		return untilNextDay(charges.get(integer(reply, 2) - 1).bucket(), number(reply, 4), wallNow);
 	}
 
-	static Call adjust(List<Charge> corrections, String time, Instant wallNow) {
+	static Call adjust(List<Charge> corrections, String time, Instant wallNow, Predicate<String> firstUse) {
 		List<String> keys = new ArrayList<>();
 		List<String> args = new ArrayList<>(List.of("adjust", time, Integer.toString(corrections.size())));
 		buckets(corrections, keys, args, wallNow);
-		return new Call(keys, args);
+		return withEpoch(keys, args, firstUse);
 	}
 
-	static Call lower(BucketSpec bucket, long maxLevel, String time) {
-		return new Call(List.of(bucket.key()), List.of("lower", time, Long.toString(bucket.enforced()),
-				Long.toString(bucket.capacity()), Long.toString(maxLevel)));
+	static Call lower(BucketSpec bucket, long maxLevel, String time, Predicate<String> firstUse) {
+		return withEpoch(
+				new ArrayList<>(List.of(bucket.key())), new ArrayList<>(List.of("lower", time,
+						Long.toString(bucket.enforced()), Long.toString(bucket.capacity()), Long.toString(maxLevel))),
+				firstUse);
 	}
 
 	static Call state(BucketSpec bucket, String time, Instant wallNow) {

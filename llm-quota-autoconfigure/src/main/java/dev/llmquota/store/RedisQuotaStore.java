@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -102,6 +103,12 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private final PendingCorrections pending = new PendingCorrections();
 
+	/**
+	 * The epoch keys of the books this replica has used: a book or correction after the
+	 * first tells Redis that a missing epoch means the books were lost (see quota.lua).
+	 */
+	private final Set<String> epochs = ConcurrentHashMap.newKeySet();
+
 	/** What Redis last said of each rate bucket, for the fallback books to start from. */
 	private final Map<String, QuotaScript.Seen> seen = new ConcurrentHashMap<>();
 
@@ -194,7 +201,7 @@ public final class RedisQuotaStore implements QuotaStore {
 			CompletableFuture<List<Object>> answer = this.redis
 				.execute(
 						QuotaScript.book(claim, this.redis.time(now), now, latestStart, lease,
-								this.settings.leaseTime(), wallNow),
+								this.settings.leaseTime(), wallNow, this.epochs::add),
 						Duration.ofNanos(patience).plus(this.settings.leaseTime()));
 			Instant wall = wallNow;
 			Booking booking = new BookingAnswer(this.redis, this.availability, answer, (reply) -> {
@@ -258,7 +265,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		}
 		Instant wall = wall(wallNow);
 		if (this.availability.up()) {
-			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wall));
+			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wall, this.epochs::add));
 			return;
 		}
 		this.pending.add(corrections, wall);
@@ -273,7 +280,7 @@ public final class RedisQuotaStore implements QuotaStore {
 	public void adjust(List<Charge> corrections, long now, Instant wallNow) {
 		wallNow = wall(wallNow);
 		if (this.availability.up()) {
-			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wallNow));
+			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wallNow, this.epochs::add));
 		}
 		else {
 			this.fallback.adjust(corrections, now, wallNow);
@@ -286,7 +293,7 @@ public final class RedisQuotaStore implements QuotaStore {
 			return;
 		}
 		if (this.availability.up()) {
-			this.redis.send(QuotaScript.lower(bucket, maxLevel, this.redis.time(now)));
+			this.redis.send(QuotaScript.lower(bucket, maxLevel, this.redis.time(now), this.epochs::add));
 		}
 		else {
 			this.fallback.lowerTo(bucket, maxLevel, now);
@@ -412,7 +419,7 @@ public final class RedisQuotaStore implements QuotaStore {
 				this.leases.restore(this.redis);
 				// what calls booked in Redis used while it was down lands now
 				this.pending.drainTo((corrections, wallNow) -> this.redis
-					.send(QuotaScript.adjust(corrections, this.redis.time(), wallNow)));
+					.send(QuotaScript.adjust(corrections, this.redis.time(), wallNow, this.epochs::add)));
 			});
 			return;
 		}

@@ -12,7 +12,7 @@
 -- remainder carried (in units of 1 / MINUTE), so nothing is lost or invented. The level may
 -- go below zero (debt); the time may lie ahead of now when a call was booked ahead. A
 -- missing key is a full bucket: each write sets a TTL of the time until the bucket is full
--- again, so idle keys disappear.
+-- again, so idle keys disappear. Unless the books were lost (see Lost books below).
 --
 -- Daily counters are hashes {d = day, u = used}. The caller names today's day number in
 -- its zone (Lua has no time zones), or the number of the first day of this month for a
@@ -70,6 +70,35 @@ local function div_ceil(a, b)
   return q
 end
 
+-- Lost books ---------------------------------------------------------------------------
+
+-- book, adjust and lower name the provider entry's epoch key last in KEYS, and last in
+-- ARGV whether the replica uses these books for the first time ('1') or used them before
+-- ('0'). The key holds '0' when the books began with the replicas that use them: a
+-- bucket missing then is new, or expired idle, and so full. A replica that used the books
+-- before and finds the key gone knows they were lost with it (a restart without
+-- persistence, a failover to an empty replica, an eviction) and sets it to the time: a
+-- rate bucket missing from then on starts empty at that time and refills at its rate, so
+-- the replicas, which spent the lost buckets moments before, never take a window twice.
+-- (Daily counters are not rebuilt: a lost day starts unused.)
+local lost_since = nil
+
+local function epoch()
+  local key = KEYS[#KEYS]
+  local v = redis.call('GET', key)
+  if not v then
+    if ARGV[#ARGV] == '1' then
+      v = '0'
+    else
+      v = fmt(now)
+    end
+    redis.call('SET', key, v)
+  end
+  if v ~= '0' then
+    lost_since = tonumber(v)
+  end
+end
+
 -- Rate buckets -------------------------------------------------------------------------
 
 local function load_rate(key, rate, cap)
@@ -83,6 +112,10 @@ local function load_rate(key, rate, cap)
       -- a remainder out of range (hand-edited, or rounded beyond 2^53) is dropped
       b.r = 0
     end
+  elseif lost_since and lost_since <= now then
+    b.l = 0
+    b.t = lost_since
+    b.r = 0
   else
     b.l = cap
     b.t = now
@@ -272,6 +305,7 @@ end
 -- bucket's level and the microseconds from now of its time, or a daily counter's units
 -- used and -1}.
 local function book()
+  epoch()
   local latest = tonumber(ARGV[3])
   local nb, ns, nh = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
   local lease, lease_time = ARGV[7], tonumber(ARGV[8])
@@ -412,6 +446,7 @@ end
 -- adjust: ARGV[3] buckets, then per bucket four values whose units are the correction:
 -- positive charges (into debt if need be), negative refunds (never beyond capacity).
 local function adjust_all()
+  epoch()
   for i = 1, tonumber(ARGV[3]) do
     local kind, units, a, b = bucket_args(4, i)
     local s = load(KEYS[i], kind, a, b)
@@ -423,6 +458,7 @@ end
 
 -- lower: ARGV[3] rate, ARGV[4] capacity, ARGV[5] highest level allowed; never raises.
 local function lower()
+  epoch()
   local b = load_rate(KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[4]))
   local max = tonumber(ARGV[5])
   refill(b, now)

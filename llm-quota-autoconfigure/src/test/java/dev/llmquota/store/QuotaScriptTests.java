@@ -3,7 +3,9 @@ package dev.llmquota.store;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
@@ -46,6 +48,9 @@ class QuotaScriptTests {
 	private long now = Instant.parse("2026-11-30T12:00:00Z").toEpochMilli() * 1000;
 
 	private final Instant wall = Instant.parse("2026-11-30T12:00:00Z");
+
+	/** The epoch keys this test's replica has used, as the Redis store keeps them. */
+	private final Set<String> epochs = new HashSet<>();
 
 	@BeforeAll
 	static void connect() {
@@ -205,11 +210,61 @@ class QuotaScriptTests {
 				Dimension.TOKENS_PER_DAY, 1_000, 1_000, UTC);
 		// a replica whose clock is ahead charged the next day
 		java.time.Instant tomorrow = this.wall.plus(Duration.ofDays(1));
-		run(QuotaScript.adjust(List.of(new Charge(day, 300)), time(), tomorrow));
+		run(QuotaScript.adjust(List.of(new Charge(day, 300)), time(), tomorrow, this.epochs::add));
 		// this replica refunds a call it booked today
-		run(QuotaScript.adjust(List.of(new Charge(day, -200)), time(), this.wall));
+		run(QuotaScript.adjust(List.of(new Charge(day, -200)), time(), this.wall, this.epochs::add));
 		assertThat(QuotaScript.state(run(QuotaScript.state(day, time(), tomorrow)), day, tomorrow).remaining())
 			.isEqualTo(1_000 - 300);
+	}
+
+	@Test
+	void booksLostWithTheirEpochStartEmptyAtTheLossAndRefillAtTheirRate() {
+		BucketSpec bucket = rate("lost", 60, 10);
+		book(claim(new Charge(bucket, 4)), -1);
+		loseEverything();
+		// the books were full a moment ago to Redis, and this replica spent them: the
+		// bucket is empty at the loss, one unit a second from then
+		Booking booking = book(claim(new Charge(bucket, 3)), -1);
+		assertThat(((Booking.Booked) booking).start()).isEqualTo(3 * SECOND * 1000);
+		this.now += 20 * SECOND;
+		assertThat(book(claim(new Charge(bucket, 10)), -1)).as("a window after the loss the bucket is full")
+			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10))));
+	}
+
+	@Test
+	void aCorrectionAfterTheLossDoesNotRecreateAFullBucket() {
+		BucketSpec bucket = rate("corrected", 60, 10);
+		book(claim(new Charge(bucket, 4)), -1);
+		loseEverything();
+		run(QuotaScript.adjust(List.of(new Charge(bucket, 2)), time(), this.wall, this.epochs::add));
+		assertThat(level(bucket)).as("empty at the loss, then charged 2").isEqualTo(-2);
+	}
+
+	@Test
+	void aBucketThatExpiredIdleComesBackFull() {
+		BucketSpec bucket = rate("idle", 60, 10);
+		book(claim(new Charge(bucket, 4)), -1);
+		this.now += 10 * SECOND;
+		redis.delete(bucket.key()).block(Duration.ofSeconds(5));
+		assertThat(book(claim(new Charge(bucket, 10)), -1))
+			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10))));
+	}
+
+	@Test
+	void aReplicaNewToBooksWithNoEpochTakesThemAsNew() {
+		BucketSpec bucket = rate("new", 60, 10);
+		assertThat(book(claim(new Charge(bucket, 10)), -1))
+			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10))));
+		assertThat(redis.opsForValue().get(QuotaScript.epochKey(bucket.key())).block(Duration.ofSeconds(5)))
+			.isEqualTo("0");
+	}
+
+	/** Every key of this test's provider entry is gone, as after a restart. */
+	private void loseEverything() {
+		redis.keys(this.prefix.replace("{", "\\{").replace("}", "\\}") + "*")
+			.concatWith(reactor.core.publisher.Flux.just(QuotaScript.epochKey(this.prefix)))
+			.flatMap(redis::delete)
+			.blockLast(Duration.ofSeconds(5));
 	}
 
 	private BucketSpec rate(String name, long perMinute, long capacity) {
@@ -238,9 +293,8 @@ class QuotaScriptTests {
 	private Booking book(Claim claim, long latestMicros, String lease, long leaseMicros) {
 		// The caller's nanoseconds are 0 at the script's now, so starts read as offsets.
 		long latest = (latestMicros < 0) ? Long.MAX_VALUE : latestMicros * 1000;
-		return QuotaScript.booking(
-				run(QuotaScript.book(claim, time(), 0, latest, lease, Duration.ofNanos(leaseMicros * 1000), this.wall)),
-				claim, 0, this.wall, lease);
+		return QuotaScript.booking(run(QuotaScript.book(claim, time(), 0, latest, lease,
+				Duration.ofNanos(leaseMicros * 1000), this.wall, this.epochs::add)), claim, 0, this.wall, lease);
 	}
 
 	private long level(BucketSpec bucket) {

@@ -112,6 +112,26 @@ class SharedEngineTests {
 	}
 
 	@Test
+	void aRedisThatComesBackEmptyDoesNotGiveTheReplicasASecondFullWindow() {
+		QuotaEngine engine = replica(TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(10))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 60)));
+		for (int i = 0; i < 10; i++) {
+			Calls.Call call = call(engine);
+			await().atMost(PATIENCE).until(call::admitted);
+			call.permit().complete(null);
+		}
+		// restarted without persistence: every key is gone
+		emptyTheBooks();
+		Calls.Call afterRestart = call(engine);
+		awaitBooked(engine);
+		assertThat(afterRestart.admitted()).as("the window was spent a moment ago").isFalse();
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(afterRestart.admitted()).as("one request a second from the loss").isTrue();
+	}
+
+	@Test
 	void aCallBookedAheadWaitsOutItsStartHereAfterOneRoundTrip() {
 		QuotaEngine engine = replica();
 		Calls.Call first = call(engine);

@@ -4,11 +4,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToDoubleFunction;
 
 import dev.llmquota.core.Booking;
@@ -40,6 +42,16 @@ final class LocalFallback {
 
 	private final Duration leaseTime;
 
+	/**
+	 * What these books charged each bucket since Redis stopped answering: handed over to
+	 * Redis when it answers again, which never saw it.
+	 */
+	private final Map<String, Charged> charged = new ConcurrentHashMap<>();
+
+	private record Charged(BucketSpec bucket, LongAdder units) {
+
+	}
+
 	LocalFallback(ToDoubleFunction<String> share, Duration leaseTime) {
 		this.share = share;
 		this.leaseTime = leaseTime;
@@ -57,6 +69,7 @@ final class LocalFallback {
 			return booking;
 		}
 		claim.slots().forEach((slot) -> this.slots.get(slot.key()).incrementAndGet());
+		record(claim.charges());
 		Booking.Lease lease = claim.slots().isEmpty() ? null
 				: new Booking.Lease(LEASE_PREFIX + this.leaseIds.incrementAndGet(), List.copyOf(claim.slots()));
 		// the caller keeps the real buckets: corrections after Redis is back come here
@@ -69,6 +82,37 @@ final class LocalFallback {
 
 	void adjust(List<Charge> corrections, long now, Instant wallNow) {
 		this.books.adjust(scaled(corrections), now, wallNow);
+		record(corrections);
+	}
+
+	private void record(List<Charge> charges) {
+		for (Charge charge : charges) {
+			this.charged.computeIfAbsent(charge.bucket().key(), (key) -> new Charged(charge.bucket(), new LongAdder()))
+				.units()
+				.add(charge.units());
+		}
+	}
+
+	/**
+	 * What Redis is to be charged as it answers again, and forgets it here: each daily
+	 * counter what these books counted; each rate bucket what they charged, at most this
+	 * replica's share of its capacity (what was charged longer ago than a window has
+	 * refilled since). Calls still in flight are handed over with what they reserved;
+	 * their later refunds stay here, with the books that booked them.
+	 */
+	List<Charge> handOver() {
+		List<Charge> handed = new ArrayList<>();
+		for (Iterator<Charged> it = this.charged.values().iterator(); it.hasNext();) {
+			Charged charged = it.next();
+			it.remove();
+			long units = charged.units().sum();
+			BucketSpec bucket = charged.bucket();
+			long owed = bucket.daily() ? units : Math.min(units, shareOf(bucket, bucket.capacity()));
+			if (owed > 0) {
+				handed.add(new Charge(bucket, owed));
+			}
+		}
+		return handed;
 	}
 
 	void lowerTo(BucketSpec bucket, long maxLevel, long now) {
@@ -81,6 +125,7 @@ final class LocalFallback {
 	 * worth on top of what the account has just used.
 	 */
 	void startFrom(Collection<QuotaScript.Seen> levels) {
+		this.charged.clear();
 		for (QuotaScript.Seen seen : levels) {
 			this.books.lowerTo(scaled(seen.bucket()), (long) Math.floor(seen.level() * share(seen.bucket())),
 					seen.at());

@@ -417,6 +417,12 @@ public final class RedisQuotaStore implements QuotaStore {
 		if (!this.availability.up()) {
 			this.availability.lookAgain(() -> {
 				this.leases.restore(this.redis);
+				// what the fallback admitted meanwhile, which Redis never saw
+				List<Charge> handed = this.fallback.handOver();
+				if (!handed.isEmpty()) {
+					this.redis
+						.send(QuotaScript.adjust(handed, this.redis.time(), this.latestWall.get(), this.epochs::add));
+				}
 				// what calls booked in Redis used while it was down lands now
 				this.pending.drainTo((corrections, wallNow) -> this.redis
 					.send(QuotaScript.adjust(corrections, this.redis.time(), wallNow, this.epochs::add)));

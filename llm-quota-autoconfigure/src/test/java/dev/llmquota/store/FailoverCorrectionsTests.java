@@ -86,11 +86,32 @@ class FailoverCorrectionsTests {
 		// the call booked in Redis ends during the outage: 15 used, 85 to refund there
 		inRedis.permit().complete(new Usage(10, 0, 5));
 		await().atMost(PATIENCE).until(() -> this.store.status().reachable());
-		assertThat(redisRemaining(tokens)).as("Redis got the refund of its own call").isEqualTo(600 - 15);
-		// the call booked in the fallback ends with Redis back: its refund is not Redis's
+		assertThat(redisRemaining(tokens))
+			.as("Redis got the refund of its own call, and what the fallback holds (100) as it came back")
+			.isEqualTo(600 - 15 - 100);
+		// the call booked in the fallback ends with Redis back: its refund stays with the
+		// books that booked it
 		inFallback.permit().complete(new Usage(10, 0, 5));
 		Calls.settle(this.engine);
-		assertThat(redisRemaining(tokens)).as("Redis never charged the fallback's call").isEqualTo(600 - 15);
+		assertThat(redisRemaining(tokens)).isEqualTo(600 - 15 - 100);
+	}
+
+	@Test
+	void whatTheFallbackAdmittedIsChargedToRedisWhenItAnswersAgain() {
+		Pool pool = this.engine.pool("openai", "gpt-4o");
+		BucketSpec tokens = pool.bucket(TOKENS_PER_MINUTE);
+		pause(Duration.ofMillis(1_500));
+		Calls.Call first = acquire(this.engine, pool, new Demand(100, 100));
+		assertThat(first.admitted()).isTrue();
+		await().atMost(PATIENCE).until(() -> !this.store.status().reachable());
+		first.permit().complete(new Usage(100, 0, 20));
+		// this replica's share in fallback is half the bucket: 300 of 600
+		Calls.Call second = acquire(this.engine, pool, new Demand(100, 50));
+		assertThat(second.admitted()).isTrue();
+		second.permit().complete(new Usage(100, 0, 30));
+		await().atMost(PATIENCE).until(() -> this.store.status().reachable());
+		assertThat(redisRemaining(tokens)).as("Redis, which kept its books, saw nothing of the 250 used meanwhile")
+			.isEqualTo(600 - 120 - 130);
 	}
 
 	private void pause(Duration duration) {

@@ -1,0 +1,258 @@
+package dev.llmquota.store;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+
+import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Charge;
+import dev.llmquota.core.Claim;
+import dev.llmquota.core.Dimension;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.embedded.RedisServer;
+
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The Redis store on a real Redis Cluster: three masters with a replica each, started
+ * from the embedded Redis binary and formed from the test with {@code CLUSTER MEET},
+ * {@code ADDSLOTS} and {@code REPLICATE} (there is no {@code redis-cli} here). Every key
+ * of a provider entry carries its hash tag, so one script touches one slot; a
+ * {@code CLUSTER FAILOVER} of the master that holds an entry's keys keeps its books.
+ */
+class RedisClusterTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+	private static final int NODES = 6;
+
+	private static final List<RedisServer> servers = new ArrayList<>();
+
+	private static final List<Integer> ports = new ArrayList<>();
+
+	private static RedisClient client;
+
+	private static final java.util.Map<Integer, RedisCommands<String, String>> nodes = new java.util.HashMap<>();
+
+	private final String entry = "llmq:{cluster-" + System.nanoTime() + "}:";
+
+	/**
+	 * 6 a minute in a bucket of 10: the script runs on the test's standing clock, and
+	 * Redis keeps a spent bucket's key for a minute of its own.
+	 */
+	private final BucketSpec tokens = new BucketSpec(this.entry + "pool:m:tokens-per-minute", BucketSpec.Scope.POOL,
+			Dimension.TOKENS_PER_MINUTE, 6, 10, ZoneOffset.UTC);
+
+	private final BucketSpec requests = new BucketSpec(this.entry + "account:requests-per-minute",
+			BucketSpec.Scope.ACCOUNT, Dimension.REQUESTS_PER_MINUTE, 60, 10, ZoneOffset.UTC);
+
+	private final BucketSpec slot = new BucketSpec(this.entry + "account:concurrent-requests", BucketSpec.Scope.ACCOUNT,
+			Dimension.CONCURRENT_REQUESTS, 2, 2, ZoneOffset.UTC);
+
+	private final long now = 1_000_000_000_000L;
+
+	private final Instant wall = Instant.parse("2026-12-01T12:00:00Z");
+
+	private LettuceConnectionFactory connectionFactory;
+
+	private RedisQuotaStore store;
+
+	@BeforeAll
+	static void formTheCluster() throws IOException {
+		Path dir = Files.createTempDirectory("llm-quota-cluster");
+		for (int i = 0; i < NODES; i++) {
+			int port = freePort();
+			RedisServer server = RedisServer.newRedisServer()
+				.bind("127.0.0.1")
+				.port(port)
+				.setting("cluster-enabled yes")
+				.setting("cluster-config-file nodes-" + port + ".conf")
+				.setting("cluster-node-timeout 2000")
+				.setting("dir " + dir)
+				.setting("save \"\"")
+				.setting("appendonly no")
+				.build();
+			server.start();
+			servers.add(server);
+			ports.add(port);
+		}
+		client = RedisClient.create();
+		RedisCommands<String, String> first = node(0);
+		for (int i = 1; i < NODES; i++) {
+			first.clusterMeet("127.0.0.1", ports.get(i));
+		}
+		await().atMost(PATIENCE)
+			.until(() -> IntStream.range(0, NODES).allMatch((i) -> node(i).clusterNodes().lines().count() == NODES));
+		int[][] ranges = { { 0, 5460 }, { 5461, 10922 }, { 10923, 16383 } };
+		for (int i = 0; i < 3; i++) {
+			node(i).clusterAddSlots(IntStream.rangeClosed(ranges[i][0], ranges[i][1]).toArray());
+		}
+		for (int i = 3; i < NODES; i++) {
+			String master = node(i - 3).clusterMyId();
+			RedisCommands<String, String> replica = node(i);
+			await().atMost(PATIENCE).until(() -> replica.clusterNodes().contains(master));
+			replica.clusterReplicate(master);
+		}
+		await().atMost(PATIENCE)
+			.until(() -> IntStream.range(0, NODES)
+				.allMatch((i) -> node(i).clusterInfo().contains("cluster_state:ok")
+						&& node(i).clusterNodes().lines().filter((line) -> line.contains("slave")).count() == 3));
+	}
+
+	@AfterAll
+	static void stopTheCluster() throws IOException {
+		if (client != null) {
+			client.shutdown();
+		}
+		for (RedisServer server : servers) {
+			server.stop();
+		}
+	}
+
+	@BeforeEach
+	void connect() {
+		// what Spring Boot's spring.data.redis.lettuce.cluster.refresh.* set: follow a
+		// failover at once (adaptive) and look now and then (periodic)
+		ClusterTopologyRefreshOptions refresh = ClusterTopologyRefreshOptions.builder()
+			.enableAllAdaptiveRefreshTriggers()
+			.enablePeriodicRefresh(Duration.ofSeconds(1))
+			.build();
+		LettuceClientConfiguration clientConfiguration = LettuceClientConfiguration.builder()
+			.clientOptions(ClusterClientOptions.builder().topologyRefreshOptions(refresh).build())
+			.commandTimeout(Duration.ofSeconds(5))
+			.build();
+		this.connectionFactory = new LettuceConnectionFactory(
+				new RedisClusterConfiguration(ports.stream().map((port) -> "127.0.0.1:" + port).toList()),
+				clientConfiguration);
+		this.connectionFactory.afterPropertiesSet();
+		this.connectionFactory.start();
+		this.store = new RedisQuotaStore(this.connectionFactory, new RedisQuotaStore.Settings(
+				RedisQuotaStore.OnFailure.REJECT, 0.5, Duration.ofSeconds(30), Duration.ofSeconds(2)), () -> this.now);
+	}
+
+	@AfterEach
+	void disconnect() {
+		this.store.close();
+		this.connectionFactory.destroy();
+	}
+
+	@Test
+	void anEntrysKeysLiveInOneSlotAndItsBooksWorkThere() {
+		Booking first = book(7);
+		assertThat(first).isInstanceOf(Booking.Booked.class);
+		assertThat(book(7)).as("3 tokens left of 10: booked ahead, at one every 10 s")
+			.isInstanceOfSatisfying(Booking.Booked.class,
+					(booked) -> assertThat(booked.start()).isEqualTo(this.now + Duration.ofSeconds(40).toNanos()));
+		assertThat(book(1)).as("two calls hold the entry's two shared slots")
+			.isInstanceOfSatisfying(Booking.Refused.class,
+					(refused) -> assertThat(refused.bucket()).isEqualTo(this.slot));
+		RedisCommands<String, String> any = node(0);
+		long keySlot = any.clusterKeyslot(this.tokens.key());
+		assertThat(List.of(this.requests.key(), this.slot.key(), QuotaScript.epochKey(this.tokens.key())))
+			.allSatisfy((key) -> assertThat(any.clusterKeyslot(key)).isEqualTo(keySlot));
+		assertThat(this.store.status().reachable()).isTrue();
+	}
+
+	@Test
+	void aFailoverOfTheMasterHoldingAnEntryKeepsItsBooks() {
+		assertThat(book(8)).isInstanceOf(Booking.Booked.class);
+		int master = masterOf(node(0).clusterKeyslot(this.tokens.key()));
+		int replica = replicaOf(master);
+		// a manual failover: the replica catches up with its master, then takes over
+		node(replica).clusterFailover(false);
+		await().atMost(PATIENCE).until(() -> node(replica).info("replication").contains("role:master"));
+		await().atMost(PATIENCE)
+			.untilAsserted(() -> assertThat(this.store.state(this.tokens, this.now, this.wall).remaining())
+				.as("the books moved with the slot: 2 of 10 left, not a fresh full bucket")
+				.isEqualTo(2));
+		assertThat(book(1)).as("and bookings go on, on the new master").isInstanceOf(Booking.Booked.class);
+		assertThat(this.store.state(this.tokens, this.now, this.wall).remaining()).isEqualTo(1);
+	}
+
+	private Booking book(long units) {
+		Claim claim = new Claim(List.of(new Charge(this.tokens, units), new Charge(this.requests, 1)),
+				List.of(this.slot), List.of(), null);
+		return this.store.book(claim, this.now, this.wall, Long.MAX_VALUE);
+	}
+
+	/** The node that is master of a slot now. */
+	private static int masterOf(long slot) {
+		for (int i = 0; i < NODES; i++) {
+			RedisCommands<String, String> node = node(i);
+			if (!node.info("replication").contains("role:master")) {
+				continue;
+			}
+			String id = node.clusterMyId();
+			for (String line : node.clusterNodes().lines().toList()) {
+				String[] fields = line.split(" ");
+				if (!fields[0].equals(id)) {
+					continue;
+				}
+				for (int f = 8; f < fields.length; f++) {
+					String[] range = fields[f].split("-");
+					long from = Long.parseLong(range[0]);
+					long to = (range.length > 1) ? Long.parseLong(range[1]) : from;
+					if (slot >= from && slot <= to) {
+						return i;
+					}
+				}
+			}
+		}
+		throw new IllegalStateException("No master serves slot " + slot);
+	}
+
+	private static int replicaOf(int master) {
+		String id = node(master).clusterMyId();
+		for (int i = 0; i < NODES; i++) {
+			if (i != master && node(i).info("replication").contains("role:slave")
+					&& node(i).clusterNodes()
+						.lines()
+						.anyMatch((line) -> line.contains("myself") && line.contains(id))) {
+				return i;
+			}
+		}
+		throw new IllegalStateException("No replica of node " + master);
+	}
+
+	private static synchronized RedisCommands<String, String> node(int index) {
+		return nodes.computeIfAbsent(index, (i) -> {
+			StatefulRedisConnection<String, String> connection = client
+				.connect(RedisURI.create("127.0.0.1", ports.get(i)));
+			return connection.sync();
+		});
+	}
+
+	private static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+}

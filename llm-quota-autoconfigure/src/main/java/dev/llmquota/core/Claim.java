@@ -9,15 +9,29 @@ import java.util.List;
  * @param slots the in-flight slots shared with other processes, one each
  * @param holds the keys of the holds that may stop the call: its pool's and its account's
  * @param reserve the interactive reserve, or {@code null} when none applies
+ * @param place the call's place in the line for shared slots, the same for every booking
+ * of one call, so a call refused for a slot keeps the place it took: unique in this
+ * process, or {@code null} for none
  */
-public record Claim(List<Charge> charges, List<BucketSpec> slots, List<String> holds, Reserve reserve) {
+public record Claim(List<Charge> charges, List<BucketSpec> slots, List<String> holds, Reserve reserve, String place) {
 
 	/**
 	 * A call with charges only.
 	 * @param charges the units per bucket
 	 */
 	public Claim(List<Charge> charges) {
-		this(charges, List.of(), List.of(), null);
+		this(charges, List.of(), List.of(), null, null);
+	}
+
+	/**
+	 * A call that keeps no place in line.
+	 * @param charges the units per bucket
+	 * @param slots the shared in-flight slots
+	 * @param holds the keys of the holds that may stop the call
+	 * @param reserve the interactive reserve, or {@code null}
+	 */
+	public Claim(List<Charge> charges, List<BucketSpec> slots, List<String> holds, Reserve reserve) {
+		this(charges, slots, holds, reserve, null);
 	}
 
 	/**

@@ -2,6 +2,7 @@ package dev.llmquota.core;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.llmquota.core.kernel.Arith;
 import reactor.core.publisher.MonoSink;
@@ -122,6 +123,14 @@ final class Waiter {
 
 	private long probeIntervalNanos;
 
+	private static final AtomicLong places = new AtomicLong();
+
+	/**
+	 * The call's place in the lines for shared slots: one per call, whatever its
+	 * attempts.
+	 */
+	private final String place = Long.toString(places.incrementAndGet());
+
 	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink,
 			QuotaSettings settings) {
 		this.pool = pool;
@@ -171,7 +180,8 @@ final class Waiter {
 			all = new ArrayList<>(slots);
 			all.addAll(shared);
 		}
-		return new Claim(this.charges, all, List.of(this.pool.holdKey(), this.pool.account().holdKey()), this.reserve);
+		return new Claim(this.charges, all, List.of(this.pool.holdKey(), this.pool.account().holdKey()), this.reserve,
+				all.isEmpty() ? null : this.place);
 	}
 
 	/** Returns what the call asks of a store of this process: charges and reserve. */

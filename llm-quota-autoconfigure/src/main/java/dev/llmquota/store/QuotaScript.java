@@ -39,8 +39,18 @@ final class QuotaScript {
 		return (callerNanos != null) ? Long.toString(callerNanos / NANOS_PER_MICRO) : "";
 	}
 
+	/**
+	 * A place in line for a shared slot is given up when its call has not asked for this
+	 * long: a waiting call asks again at least every half second.
+	 */
+	static final Duration LINE_STALE = Duration.ofSeconds(2);
+
+	/**
+	 * @param place the call's place in line for shared slots, unique across replicas, or
+	 * empty for none
+	 */
 	static Call book(Claim claim, String time, long now, long latestStart, String lease, Duration leaseTime,
-			Instant wallNow, Predicate<String> firstUse) {
+			Instant wallNow, String place, Predicate<String> firstUse) {
 		List<String> keys = new ArrayList<>();
 		List<String> args = new ArrayList<>(List.of("book", time,
 				(latestStart == Long.MAX_VALUE) ? "-1"
@@ -56,9 +66,16 @@ final class QuotaScript {
 			keys.add(slot.key());
 			args.add(Long.toString(slot.enforced()));
 		}
+		args.add(place);
+		args.add(Long.toString(micros(LINE_STALE)));
 		keys.addAll(claim.holds());
 		if (reserve != null) {
 			keys.add(reserve.key());
+		}
+		for (BucketSpec slot : claim.slots()) {
+			keys.add(slot.key() + ":line");
+			keys.add(slot.key() + ":seen");
+			keys.add(slot.key() + ":seq");
 		}
 		return withEpoch(keys, args, firstUse);
 	}

@@ -201,7 +201,8 @@ public final class RedisQuotaStore implements QuotaStore {
 			CompletableFuture<List<Object>> answer = this.redis
 				.execute(
 						QuotaScript.book(claim, this.redis.time(now), now, latestStart, lease,
-								this.settings.leaseTime(), wallNow, this.epochs::add),
+								this.settings.leaseTime(), wallNow,
+								(claim.place() != null) ? this.replica + ":" + claim.place() : "", this.epochs::add),
 						Duration.ofNanos(patience).plus(this.settings.leaseTime()));
 			Instant wall = wallNow;
 			Booking booking = new BookingAnswer(this.redis, this.availability, answer, (reply) -> {

@@ -377,19 +377,63 @@ local function book()
     start = now + longest
   end
   local expiry = now + lease_time
+  -- Waiting for a shared slot is first come, first served across replicas: a call
+  -- refused for a slot takes a place in the slot's line (its score: the line's next
+  -- number, batch calls after every interactive one), keeps it while it asks again, and
+  -- gets a slot only when more are free than calls ahead of it in line. A place not
+  -- asked for within `stale` is given up (the call went away).
+  local place, stale = ARGV[slot_base + ns], tonumber(ARGV[slot_base + ns + 1])
+  local line_base = #KEYS - 1 - 3 * ns
+  local batch_offset = 1000000000000000
   for i = 1, ns do
     local key = KEYS[nb + i]
+    local line, seen, seq = KEYS[line_base + 3 * i - 2], KEYS[line_base + 3 * i - 1], KEYS[line_base + 3 * i]
     redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now))
-    if redis.call('ZCARD', key) >= tonumber(ARGV[slot_base + i - 1]) then
+    local ahead = 0
+    local score = nil
+    if place ~= '' then
+      local gone = redis.call('ZRANGEBYSCORE', seen, '-inf', fmt(now - stale))
+      for _, p in ipairs(gone) do
+        redis.call('ZREM', line, p)
+        redis.call('ZREM', seen, p)
+      end
+      ahead = redis.call('ZRANK', line, place)
+      if not ahead then
+        -- a newcomer: behind every call in line of its class or a higher one
+        local n = tonumber(redis.call('GET', seq) or '0') + 1
+        score = (class == 'b') and (batch_offset + n) or n
+        ahead = redis.call('ZCOUNT', line, '-inf', '(' .. fmt(score))
+      end
+    end
+    local free = tonumber(ARGV[slot_base + i - 1]) - redis.call('ZCARD', key)
+    if free <= ahead then
       waited()
-      local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-      return { 1, now, nb + i, tonumber(first[2]) - now, -1 }
+      local wait = lease_time
+      if free <= 0 then
+        local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+        wait = tonumber(first[2]) - now
+      end
+      if place ~= '' then
+        if score then
+          redis.call('ZADD', line, fmt(score), place)
+          redis.call('INCR', seq)
+        end
+        redis.call('ZADD', seen, fmt(now), place)
+        for _, k in ipairs({ line, seen, seq }) do
+          redis.call('PEXPIRE', k, fmt(div_ceil(stale, 1000) * 2))
+        end
+      end
+      return { 1, now, nb + i, wait, -1 }
     end
   end
   for i = 1, ns do
     local key = KEYS[nb + i]
     redis.call('ZADD', key, fmt(expiry), lease)
     redis.call('PEXPIRE', key, fmt(div_ceil(lease_time, 1000) + 1000))
+    if place ~= '' then
+      redis.call('ZREM', KEYS[line_base + 3 * i - 2], place)
+      redis.call('ZREM', KEYS[line_base + 3 * i - 1], place)
+    end
   end
   for i = 1, nb do
     local kind, units = bucket_args(12, i)

@@ -293,8 +293,11 @@ class QuotaScriptTests {
 	private Booking book(Claim claim, long latestMicros, String lease, long leaseMicros) {
 		// The caller's nanoseconds are 0 at the script's now, so starts read as offsets.
 		long latest = (latestMicros < 0) ? Long.MAX_VALUE : latestMicros * 1000;
-		return QuotaScript.booking(run(QuotaScript.book(claim, time(), 0, latest, lease,
-				Duration.ofNanos(leaseMicros * 1000), this.wall, this.epochs::add)), claim, 0, this.wall, lease);
+		return QuotaScript
+			.booking(
+					run(QuotaScript.book(claim, time(), 0, latest, lease, Duration.ofNanos(leaseMicros * 1000),
+							this.wall, (claim.place() != null) ? claim.place() : "", this.epochs::add)),
+					claim, 0, this.wall, lease);
 	}
 
 	private long level(BucketSpec bucket) {

@@ -298,6 +298,38 @@ class SharedEngineTests {
 	}
 
 	@Test
+	void theFirstCallToWaitForASharedSlotIsTheFirstAdmittedOnAnyReplica() {
+		TestConfigs config = TestConfigs.provider().model("gpt-4o", limits(CONCURRENT_REQUESTS, 1));
+		QuotaEngine one = replica(config);
+		QuotaEngine two = replica(config);
+		Calls.Call running = call(one);
+		await().atMost(PATIENCE).until(running::admitted);
+		long before = scriptCalls();
+		Calls.Call firstToWait = call(two);
+		await().atMost(PATIENCE).until(() -> scriptCalls() > before);
+		awaitBooked(two);
+		long beforeSecond = scriptCalls();
+		Calls.Call secondToWait = call(one);
+		await().atMost(PATIENCE).until(() -> scriptCalls() > beforeSecond);
+		awaitBooked(one);
+		// the replica that holds the slot frees it: its own waiter asks at once, but the
+		// call on the other replica waited first
+		running.permit().complete(null);
+		awaitBooked(one);
+		assertThat(secondToWait.admitted()).as("it may not jump the line").isFalse();
+		await().atMost(PATIENCE).until(() -> {
+			this.clock.advance(Duration.ofMillis(50));
+			return firstToWait.admitted();
+		});
+		assertThat(secondToWait.admitted()).isFalse();
+		firstToWait.permit().complete(null);
+		await().atMost(PATIENCE).until(() -> {
+			this.clock.advance(Duration.ofMillis(50));
+			return secondToWait.admitted();
+		});
+	}
+
+	@Test
 	void aLimitRaisedThroughOneReplicaAppliesToEveryReplicaAndToReplicasStartedLater() {
 		QuotaEngine one = replica();
 		QuotaEngine two = replica();

@@ -4,8 +4,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * Runs one part of the benchmarks: {@code goodput} (part 1), {@code admission} (part 2)
- * or {@code redis} (part 3). Results go to {@code benchmarks/results/}.
+ * Runs one part of the benchmarks: {@code goodput} (part 1), {@code admission} (part 2),
+ * {@code filter} and {@code profile} (what the filter adds to a call, and where its CPU
+ * goes) or {@code redis} (part 3). Results go to {@code benchmarks/results/}.
  */
 public final class Benchmarks {
 
@@ -16,12 +17,14 @@ public final class Benchmarks {
 		String part = (args.length > 0) ? args[0] : "goodput";
 		Path results = Path.of((args.length > 1) ? args[1] : "benchmarks/results");
 		switch (part) {
-			case "goodput" -> GoodputBenchmark.run(Duration.ofSeconds(Long.getLong("seconds", 60)), results);
+			case "goodput" -> GoodputBenchmark.run(Duration.ofSeconds(Long.getLong("seconds", 60)),
+					Integer.getInteger("rounds", 3), results);
 			case "admission" -> AdmissionBenchmark.run(results);
 			case "filter" -> FilterOverheadBenchmark.run(results);
 			case "redis" -> RedisBenchmark.run(results);
-			default ->
-				throw new IllegalArgumentException("Unknown part '" + part + "': goodput, admission, filter or redis");
+			case "profile" -> GovernedPathProfile.run(results);
+			default -> throw new IllegalArgumentException(
+					"Unknown part '" + part + "': goodput, admission, filter, profile or redis");
 		}
 		System.exit(0);
 	}

@@ -65,14 +65,19 @@ public class FilterOverheadBenchmark {
 		System.out.print(table);
 	}
 
-	private static String table() throws Exception {
-		DisposableServer server = HttpServer.create()
+	/** A loopback server that answers a fixed Chat Completions body at once. */
+	static DisposableServer server() {
+		return HttpServer.create()
 			.host("127.0.0.1")
 			.port(0)
 			.route((routes) -> routes.post("/v1/chat/completions", (request, response) -> request.receive()
 				.then()
 				.then(response.header("content-type", "application/json").sendString(Mono.just(ANSWER)).then())))
 			.bindNow();
+	}
+
+	private static String table() throws Exception {
+		DisposableServer server = server();
 		String base = "http://127.0.0.1:" + server.port();
 		String url = base + "/v1/chat/completions";
 		ConfigurableApplicationContext without = context(base, false);
@@ -116,7 +121,7 @@ public class FilterOverheadBenchmark {
 		}
 	}
 
-	private static ConfigurableApplicationContext context(String base, boolean governed) {
+	static ConfigurableApplicationContext context(String base, boolean governed) {
 		String prefix = "llm.quota.providers.local.";
 		return new SpringApplicationBuilder(GoodputBenchmark.Governed.class).web(WebApplicationType.NONE)
 			.properties("spring.main.banner-mode=off", "logging.level.root=WARN", "llm.quota.enabled=" + governed,
@@ -127,7 +132,7 @@ public class FilterOverheadBenchmark {
 	}
 
 	/** Runs {@code calls} calls over {@code callers} threads and measures them. */
-	private static Figures measure(WebClient client, String url, int callers, int calls) throws InterruptedException {
+	static Figures measure(WebClient client, String url, int callers, int calls) throws InterruptedException {
 		long[] latencies = new long[calls];
 		int each = calls / callers;
 		CountDownLatch start = new CountDownLatch(1);
@@ -210,8 +215,8 @@ public class FilterOverheadBenchmark {
 
 	}
 
-	private record Figures(String name, int callers, double mean, double p50, double p99, double throughput,
-			double cpuPerCall, double bytesPerCall) {
+	record Figures(String name, int callers, double mean, double p50, double p99, double throughput, double cpuPerCall,
+			double bytesPerCall) {
 
 		Figures named(String name) {
 			return new Figures(name, this.callers, this.mean, this.p50, this.p99, this.throughput, this.cpuPerCall,

@@ -13,9 +13,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.llmquota.LlmQuota;
@@ -38,7 +38,6 @@ import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.boot.WebApplicationType;
@@ -54,11 +53,13 @@ import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Part 1: goodput. One workload, one simulator configuration, five clients one after
- * another in one run: llm-quota; a naive client that retries 429s after the provider's
+ * another in one round: llm-quota; a naive client that retries 429s after the provider's
  * wait (as the SDKs do); a requests-per-minute limiter (Resilience4j) plus that retry; an
  * input-tokens-per-minute limiter that reserves no output (Bucket4j) plus that retry; and
- * an oracle that reads the simulator's own buckets and sends exactly when a call fits.
- * Every figure is a ratio within the run, since the machine is shared and noisy.
+ * an oracle that reads the simulator's own buckets. The simulator charges a refused
+ * call's request, as OpenAI does. Three rounds (or {@code -Drounds=N}); every figure
+ * reported is the median of the rounds, and goodput is a ratio to the oracle within each
+ * round, since the machine is shared and noisy.
  */
 public final class GoodputBenchmark {
 
@@ -121,6 +122,10 @@ public final class GoodputBenchmark {
 	/** One client's run. */
 	private record Run(String client, List<Done> done, long refused, long arrivals, long startNanos, long endNanos) {
 
+		long calls(Priority priority) {
+			return this.done.stream().filter((done) -> done.priority() == priority).count();
+		}
+
 		double minutes() {
 			return (this.endNanos - this.startNanos) / 60e9;
 		}
@@ -137,11 +142,12 @@ public final class GoodputBenchmark {
 			return (this.arrivals > 0) ? 1000.0 * this.refused / this.arrivals : 0;
 		}
 
-		long interactiveLatency(double quantile) {
-			List<Long> latencies = new ArrayList<>(this.done.stream()
-				.filter((done) -> done.priority() == Priority.INTERACTIVE)
-				.map(Done::latencyNanos)
-				.toList());
+		/**
+		 * The latency of one class at a quantile, in ms; -1 when none of it completed.
+		 */
+		long latency(Priority priority, double quantile) {
+			List<Long> latencies = new ArrayList<>(
+					this.done.stream().filter((done) -> done.priority() == priority).map(Done::latencyNanos).toList());
 			if (latencies.isEmpty()) {
 				return -1;
 			}
@@ -161,8 +167,8 @@ public final class GoodputBenchmark {
 	 * @param results where the table and the chart go
 	 * @throws Exception if the run fails
 	 */
-	static void run(Duration perClient, Path results) throws Exception {
-		List<Run> runs = new ArrayList<>();
+	static void run(Duration perClient, int rounds, Path results) throws Exception {
+		List<List<Run>> all = new ArrayList<>();
 		try (ProviderSimulator simulator = ProviderSimulator.builder()
 			.host("127.0.0.1")
 			.port(0)
@@ -177,16 +183,23 @@ public final class GoodputBenchmark {
 				.seed(7))
 			.start()) {
 			String url = simulator.baseUrl() + "/v1/chat/completions";
-			for (Client client : List.of(llmQuota(simulator.baseUrl(), url), naive(url), requestsLimiter(url),
-					tokensLimiter(url), oracle(simulator, url))) {
-				try (client) {
-					simulator.reset();
-					runs.add(drive(client, simulator, perClient));
-					System.out.println(line(runs.get(runs.size() - 1), runs.get(0)));
+			for (int round = 1; round <= rounds; round++) {
+				System.out.println("round " + round + " of " + rounds);
+				System.out.println(header());
+				List<Run> runs = new ArrayList<>();
+				for (Client client : List.of(llmQuota(simulator.baseUrl(), url), naive(url), requestsLimiter(url),
+						tokensLimiter(url), oracle(simulator, url))) {
+					try (client) {
+						simulator.reset();
+						runs.add(drive(client, simulator, perClient));
+					}
+					Run run = runs.get(runs.size() - 1);
+					System.out.println(line(run.client(), figures(run, run)));
 				}
+				all.add(runs);
 			}
 		}
-		write(runs, perClient, results);
+		write(all, perClient, results);
 	}
 
 	private static Run drive(Client client, ProviderSimulator simulator, Duration duration) {
@@ -246,8 +259,17 @@ public final class GoodputBenchmark {
 			.exchangeToMono(Mono::just);
 	}
 
-	/** Sends until answered; a 429 waits the provider's wait, as the official SDKs do. */
+	/**
+	 * Sends until answered; a 429 waits as the official OpenAI SDKs wait: the provider's
+	 * {@code retry-after(-ms)} when it sends one, else an exponential backoff from 0.5 s,
+	 * doubling to at most 8 s, less up to a quarter at random.
+	 */
 	private static Mono<Void> untilAnswered(WebClient client, String url, Call call, Mono<Void> beforeEachAttempt) {
+		return untilAnswered(client, url, call, beforeEachAttempt, 0);
+	}
+
+	private static Mono<Void> untilAnswered(WebClient client, String url, Call call, Mono<Void> beforeEachAttempt,
+			int retries) {
 		return beforeEachAttempt.then(Mono.defer(() -> client.post()
 			.uri(url)
 			.contentType(MediaType.APPLICATION_JSON)
@@ -257,17 +279,21 @@ public final class GoodputBenchmark {
 				if (response.statusCode().value() != 429) {
 					return response.releaseBody();
 				}
-				Duration wait = retryAfter(response);
+				Duration wait = retryAfter(response, retries);
 				return response.releaseBody()
 					.then(Mono.delay(wait))
-					.then(untilAnswered(client, url, call, beforeEachAttempt));
+					.then(untilAnswered(client, url, call, beforeEachAttempt, retries + 1));
 			})));
 	}
 
-	/** The provider's wait, read as llm-quota reads it; a second when it names none. */
-	private static Duration retryAfter(ClientResponse response) {
+	private static Duration retryAfter(ClientResponse response, int retries) {
 		Duration wait = Waits.fromHeaders(response.headers().asHttpHeaders()::getFirst, Instant.now());
-		return (wait != null) ? wait : Duration.ofSeconds(1);
+		if (wait != null) {
+			return wait;
+		}
+		double seconds = Math.min(0.5 * Math.pow(2, retries), 8.0);
+		double jitter = 1 - 0.25 * ThreadLocalRandom.current().nextDouble();
+		return Duration.ofNanos((long) (seconds * jitter * 1e9));
 	}
 
 	private static Client llmQuota(String baseUrl, String url) {
@@ -376,13 +402,67 @@ public final class GoodputBenchmark {
 	}
 
 	/**
-	 * The practical upper bound: sends a call only when the simulator's own buckets hold
-	 * it, one decision at a time, each waiting for the simulator to take its call in.
+	 * The practical upper bound: knows the simulator's own buckets and sends each call
+	 * the moment they hold it, so it is never refused. It serves both classes,
+	 * interleaved: the classes take turns, and within a class calls go in arrival order.
+	 * The call whose turn it is (the oldest of its class) goes as soon as it fits; any
+	 * other waiting call goes ahead of it only when it fits now and leaves that call's
+	 * earliest start where it was. What it optimises: input tokens answered a minute,
+	 * with no refusal and neither class starved. (Strict arrival order across classes
+	 * would starve the interactive calls for minutes here: each queues behind 24 batch
+	 * calls of 6,000 tokens.) One decision at a time, each waiting for the simulator to
+	 * take its call in.
 	 */
 	private static Client oracle(ProviderSimulator simulator, String url) {
 		WebClient client = WebClient.create();
-		// one decision at a time, on one thread of its own
-		ExecutorService decider = Executors.newSingleThreadExecutor();
+		List<Waiting> waiting = new ArrayList<>();
+		Priority[] turn = { Priority.INTERACTIVE };
+		Thread decider = new Thread(() -> {
+			while (!Thread.currentThread().isInterrupted()) {
+				Waiting next = null;
+				synchronized (waiting) {
+					Waiting head = waiting.stream()
+						.filter((candidate) -> candidate.call().priority() == turn[0])
+						.findFirst()
+						.orElse(waiting.isEmpty() ? null : waiting.get(0));
+					if (head != null) {
+						Map<Dimension, DimensionState> states = simulator.states(MODEL);
+						if (fits(states, head.call())) {
+							next = head;
+						}
+						else {
+							for (Waiting candidate : waiting) {
+								if (candidate != head && fits(states, candidate.call())
+										&& !delays(states, head.call(), candidate.call())) {
+									next = candidate;
+									break;
+								}
+							}
+						}
+					}
+					if (next != null) {
+						waiting.remove(next);
+						if (next == head) {
+							turn[0] = (head.call().priority() == Priority.INTERACTIVE) ? Priority.BATCH
+									: Priority.INTERACTIVE;
+						}
+					}
+				}
+				if (next == null) {
+					LockSupport.parkNanos(1_000_000);
+					continue;
+				}
+				int before = simulator.requestLog().size();
+				next.go().run();
+				// the next decision waits until the simulator has taken this call in
+				long giveUp = System.nanoTime() + 2_000_000_000L;
+				while (simulator.requestLog().size() <= before && System.nanoTime() < giveUp) {
+					Thread.onSpinWait();
+				}
+			}
+		}, "oracle");
+		decider.setDaemon(true);
+		decider.start();
 		return new Client() {
 
 			@Override
@@ -392,41 +472,77 @@ public final class GoodputBenchmark {
 
 			@Override
 			public Mono<Void> send(Call call) {
-				Mono<Void> answer = untilAnswered(client, url, call, Mono.empty()).cache();
-				return Mono.fromRunnable(() -> {
-					while (!fits(simulator, call)) {
-						LockSupport.parkNanos(1_000_000);
+				return Mono.<Void>create((sink) -> {
+					synchronized (waiting) {
+						waiting.add(new Waiting(call, sink::success));
 					}
-					int before = simulator.requestLog().size();
-					answer.subscribe(null, (ex) -> {
-					});
-					// the next decision waits until the simulator has taken this call in
-					long giveUp = System.nanoTime() + 2_000_000_000L;
-					while (simulator.requestLog().size() <= before && System.nanoTime() < giveUp) {
-						Thread.onSpinWait();
-					}
-				}).subscribeOn(Schedulers.fromExecutorService(decider)).then(answer);
+				}).then(untilAnswered(client, url, call, Mono.empty()));
 			}
 
 			@Override
 			public void close() {
-				decider.shutdownNow();
+				decider.interrupt();
 			}
 
 		};
 	}
+
+	/** A call the oracle holds, and what lets it go. */
+	private record Waiting(Call call, Runnable go) {
+
+	}
+
+	/** How much of each dimension a call takes. */
+	private static long units(Call call, Dimension dimension) {
+		return switch (dimension) {
+			case REQUESTS_PER_MINUTE -> 1;
+			case INPUT_TOKENS_PER_MINUTE -> call.inputTokens();
+			case OUTPUT_TOKENS_PER_MINUTE -> call.maxTokens();
+			default -> 0;
+		};
+	}
+
+	private static final List<Dimension> METERED = List.of(Dimension.REQUESTS_PER_MINUTE,
+			Dimension.INPUT_TOKENS_PER_MINUTE, Dimension.OUTPUT_TOKENS_PER_MINUTE);
 
 	/**
 	 * Whether the simulator's buckets hold the call now. They report what is left scaled
 	 * to a minute: a bucket of a 10-second window reports six times its level, so a
 	 * call's units are scaled the same way.
 	 */
-	private static boolean fits(ProviderSimulator simulator, Call call) {
-		Map<Dimension, DimensionState> states = simulator.states(MODEL);
+	private static boolean fits(Map<Dimension, DimensionState> states, Call call) {
 		long scale = Duration.ofMinutes(1).dividedBy(WINDOW);
-		return remaining(states, Dimension.REQUESTS_PER_MINUTE) >= scale
-				&& remaining(states, Dimension.INPUT_TOKENS_PER_MINUTE) >= call.inputTokens() * scale
-				&& remaining(states, Dimension.OUTPUT_TOKENS_PER_MINUTE) >= call.maxTokens() * scale;
+		for (Dimension dimension : METERED) {
+			if (remaining(states, dimension) < units(call, dimension) * scale) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Whether sending {@code later} now would push back the earliest time the buckets
+	 * hold {@code head}, each refilling at its limit a minute.
+	 */
+	private static boolean delays(Map<Dimension, DimensionState> states, Call head, Call later) {
+		return headWaitSeconds(states, head, later) > headWaitSeconds(states, head, null);
+	}
+
+	private static double headWaitSeconds(Map<Dimension, DimensionState> states, Call head, Call taken) {
+		double scale = Duration.ofMinutes(1).dividedBy(WINDOW);
+		double wait = 0;
+		for (Dimension dimension : METERED) {
+			DimensionState state = states.get(dimension);
+			if (state == null) {
+				continue;
+			}
+			double level = state.remaining() / scale - ((taken != null) ? units(taken, dimension) : 0);
+			double missing = units(head, dimension) - level;
+			if (missing > 0) {
+				wait = Math.max(wait, missing * 60 / state.limit());
+			}
+		}
+		return wait;
 	}
 
 	private static long remaining(Map<Dimension, DimensionState> states, Dimension dimension) {
@@ -438,49 +554,76 @@ public final class GoodputBenchmark {
 	// ----------------------------------------------------------------------
 
 	private static String header() {
-		return String.format(Locale.ROOT, "%-34s %10s %12s %9s %11s %9s %9s", "client", "calls/min", "input/min",
-				"goodput", "refusals/1k", "p50 ms", "p99 ms");
+		return String.format(Locale.ROOT, "%-34s %9s %11s %8s %11s %9s %9s %9s %9s %9s %9s", "client", "calls/min",
+				"input/min", "goodput", "refusals/1k", "int/min", "int p50", "int p99", "batch/min", "batch p50",
+				"batch p99");
 	}
 
-	private static String line(Run run, Run reference) {
-		return String.format(Locale.ROOT, "%-34s %10.1f %,12.0f %9s %11.1f %9d %9d", run.client(), run.callsPerMinute(),
-				run.inputPerMinute(), "", run.refusalsPerThousand(), run.interactiveLatency(0.5),
-				run.interactiveLatency(0.99));
+	/** One client's figures in one round; goodput as a ratio to the oracle's. */
+	private static double[] figures(Run run, Run oracle) {
+		double minutes = run.minutes();
+		return new double[] { run.callsPerMinute(), run.inputPerMinute(),
+				run.inputPerMinute() / oracle.inputPerMinute(), run.refusalsPerThousand(),
+				run.calls(Priority.INTERACTIVE) / minutes, run.latency(Priority.INTERACTIVE, 0.5),
+				run.latency(Priority.INTERACTIVE, 0.99), run.calls(Priority.BATCH) / minutes,
+				run.latency(Priority.BATCH, 0.5), run.latency(Priority.BATCH, 0.99) };
 	}
 
-	private static void write(List<Run> runs, Duration perClient, Path results) throws IOException {
-		Run oracle = runs.get(runs.size() - 1);
-		Run llmQuota = runs.get(0);
+	private static String line(String client, double[] figures) {
+		return String.format(Locale.ROOT, "%-34s %9.1f %,11.0f %8.2f %11.1f %9.1f %9.0f %9.0f %9.1f %9.0f %9.0f",
+				client, figures[0], figures[1], figures[2], figures[3], figures[4], figures[5], figures[6], figures[7],
+				figures[8], figures[9]);
+	}
+
+	/** The median of each figure over the rounds. */
+	private static double[] median(List<double[]> rounds) {
+		double[] median = new double[rounds.get(0).length];
+		for (int i = 0; i < median.length; i++) {
+			int figure = i;
+			double[] values = rounds.stream().mapToDouble((round) -> round[figure]).sorted().toArray();
+			median[i] = (values.length % 2 == 1) ? values[values.length / 2]
+					: (values[values.length / 2 - 1] + values[values.length / 2]) / 2;
+		}
+		return median;
+	}
+
+	private static void write(List<List<Run>> rounds, Duration perClient, Path results) throws IOException {
+		int clients = rounds.get(0).size();
+		List<double[]> medians = new ArrayList<>();
+		for (int c = 0; c < clients; c++) {
+			List<double[]> perRound = new ArrayList<>();
+			for (List<Run> runs : rounds) {
+				perRound.add(figures(runs.get(c), runs.get(clients - 1)));
+			}
+			medians.add(median(perRound));
+		}
 		StringBuilder table = new StringBuilder();
 		table.append(String.format(Locale.ROOT,
-				"Goodput, %d s per client, measured after the first %d s; llm-quota's burst-window is the provider's 10 s and its in-flight bounds are off (the simulator, like OpenAI, meters no in-flight work); simulator: %d requests, %,d input and %,d output tokens per minute over a 10 s"
-						+ " window, max_tokens reserved at admission; %d interactive workers (1,200 in, max_tokens 600)"
-						+ " and %d batch workers (6,000 in, max_tokens 4096), closed loop; headroom %.2f%n%n",
-				perClient.toSeconds(), WARM_UP.toSeconds(), REQUESTS_PER_MINUTE, INPUT_TOKENS_PER_MINUTE,
+				"Goodput, median of %d rounds, %d s per client, measured after the first %d s; llm-quota's burst-window is the provider's 10 s and its in-flight bounds are off (the simulator, like OpenAI, meters no in-flight work); simulator: %d requests, %,d input and %,d output tokens per minute over a 10 s"
+						+ " window, max_tokens reserved at admission, a refused call's request charged (as OpenAI documents); %d interactive workers (1,200 in, max_tokens 600)"
+						+ " and %d batch workers (6,000 in, max_tokens 4096), closed loop; headroom %.2f; latencies in ms, -1 where no call of the class completed%n%n",
+				rounds.size(), perClient.toSeconds(), WARM_UP.toSeconds(), REQUESTS_PER_MINUTE, INPUT_TOKENS_PER_MINUTE,
 				OUTPUT_TOKENS_PER_MINUTE, INTERACTIVE_WORKERS, BATCH_WORKERS, HEADROOM));
 		table.append(header()).append('\n');
-		for (Run run : runs) {
-			table.append(String.format(Locale.ROOT, "%-34s %10.1f %,12.0f %9.2f %11.1f %9d %9d%n", run.client(),
-					run.callsPerMinute(), run.inputPerMinute(), run.inputPerMinute() / oracle.inputPerMinute(),
-					run.refusalsPerThousand(), run.interactiveLatency(0.5), run.interactiveLatency(0.99)));
+		for (int c = 0; c < clients; c++) {
+			table.append(line(rounds.get(0).get(c).client(), medians.get(c))).append('\n');
 		}
-		double bestOther = runs.subList(1, runs.size() - 1)
+		double[] llmQuota = medians.get(0);
+		double bestOther = medians.subList(1, clients - 1)
 			.stream()
-			.mapToDouble(Run::inputPerMinute)
+			.mapToDouble((figures) -> figures[2])
 			.max()
 			.orElse(Double.NaN);
-		double target = 0.95 * HEADROOM * oracle.inputPerMinute();
 		table.append(String.format(Locale.ROOT,
 				"%nllm-quota: %.2f of the oracle's goodput (target: at least 0.95 x headroom = %.2f: %s), %.1f refusals per"
 						+ " 1,000 calls (target: below 1: %s), %.2f x the best of (b)-(d)%n",
-				llmQuota.inputPerMinute() / oracle.inputPerMinute(), 0.95 * HEADROOM,
-				(llmQuota.inputPerMinute() >= target) ? "met" : "not met", llmQuota.refusalsPerThousand(),
-				(llmQuota.refusalsPerThousand() < 1) ? "met" : "not met", llmQuota.inputPerMinute() / bestOther));
+				llmQuota[2], 0.95 * HEADROOM, (llmQuota[2] >= 0.95 * HEADROOM) ? "met" : "not met", llmQuota[3],
+				(llmQuota[3] < 1) ? "met" : "not met", llmQuota[2] / bestOther));
 		Files.createDirectories(results);
 		Files.writeString(results.resolve("goodput.txt"), table.toString());
 		System.out.println();
 		System.out.print(table);
-		chart(runs, results.resolve("goodput.png"));
+		chart(rounds.get(rounds.size() - 1), results.resolve("goodput.png"));
 	}
 
 	/**
@@ -504,7 +647,7 @@ public final class GoodputBenchmark {
 			}
 			series.addSeries(line);
 		}
-		JFreeChart chart = ChartFactory.createXYLineChart("Goodput over time", "seconds",
+		JFreeChart chart = ChartFactory.createXYLineChart("Goodput over time (last round)", "seconds",
 				"input tokens answered per minute", series, PlotOrientation.VERTICAL, true, false, false);
 		ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 500);
 	}

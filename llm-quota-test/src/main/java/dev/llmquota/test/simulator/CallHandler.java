@@ -127,15 +127,11 @@ final class CallHandler {
 		OutputPolicy policy = this.state.outputPolicy(dialect);
 		QuotaBook book = this.state.book();
 		boolean enforce = this.state.enforce();
-		Mono<Answer> admitted = Mono.fromSupplier(() -> {
-			Admission admission = call.operation().generatesOutput()
-					? book.admit(call.model(), call.inputTokens(), call.maxTokens(), policy, enforce)
-					: book.admitInput(call.model(), call.inputTokens(), enforce);
-			if (!admission.admitted() && dialect.chargesRefusedRequests()) {
-				book.chargeRefused(call.model());
-			}
-			return new Answer(dialect, call, requestId, arrival, fault, admission);
-		});
+		boolean charged = dialect.chargesRefusedRequests();
+		Mono<Answer> admitted = Mono.fromSupplier(() -> new Answer(dialect, call, requestId, arrival, fault,
+				call.operation().generatesOutput()
+						? book.admit(call.model(), call.inputTokens(), call.maxTokens(), policy, enforce, charged)
+						: book.admitInput(call.model(), call.inputTokens(), enforce, charged)));
 		// complete, error or cancel: every path after admission settles and releases
 		return Mono.usingWhen(admitted, (answer) -> respond(answer, now, response), this::finishing,
 				(answer, error) -> finishing(answer), this::finishing);

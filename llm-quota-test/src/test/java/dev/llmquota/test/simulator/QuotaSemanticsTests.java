@@ -53,9 +53,11 @@ class QuotaSemanticsTests {
 		assertThat(error.get("code").stringValue()).isEqualTo("rate_limit_exceeded");
 		assertThat(error.get("message").stringValue())
 			.contains("on requests per min (RPM): Limit 5, Used 5, Requested 1")
-			.contains("Please try again in 12s.");
+			// the refused request counts too, as OpenAI counts it: two requests' refill
+			.contains("Please try again in 24s.");
 		assertThat(refused.headers().firstValue("x-ratelimit-remaining-requests")).hasValue("0");
-		assertThat(refused.headers().firstValue("x-ratelimit-reset-requests")).hasValue("1m0s");
+		assertThat(refused.headers().firstValue("x-ratelimit-reset-requests")).as("full again after six refills")
+			.hasValue("1m12s");
 		await().atMost(Duration.ofSeconds(5)).until(() -> this.simulator.requestLog().size() == 6);
 		assertThat(this.simulator.requestLog().refused()).hasSize(1);
 	}

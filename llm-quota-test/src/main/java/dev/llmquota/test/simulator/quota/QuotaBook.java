@@ -110,9 +110,26 @@ public final class QuotaBook {
 	 */
 	public synchronized Admission admit(String model, long inputTokens, long declaredMaxTokens, OutputPolicy policy,
 			boolean enforce) {
+		return admit(model, inputTokens, declaredMaxTokens, policy, enforce, false);
+	}
+
+	/**
+	 * Admits a call on every meter of its model and of the account, or on none; a refused
+	 * call's request may be charged, as some providers count refused requests.
+	 * @param model the model id
+	 * @param inputTokens the provider's count of the input
+	 * @param declaredMaxTokens the output ceiling the call declared, or 0 if none
+	 * @param policy how output is metered
+	 * @param enforce whether a call over a limit is refused (else admitted and flagged)
+	 * @param chargeRefused whether a refused call takes its request from the per-minute
+	 * request buckets (see {@link #chargeRefused}); its refusal's wait then counts it
+	 * @return the admission
+	 */
+	public synchronized Admission admit(String model, long inputTokens, long declaredMaxTokens, OutputPolicy policy,
+			boolean enforce, boolean chargeRefused) {
 		long maxTokens = (declaredMaxTokens > 0) ? declaredMaxTokens : pool(model).limits().defaultMaxTokens();
 		long reserve = policy.reserveMaxTokens() ? maxTokens : 0;
-		return admit(model, inputTokens, maxTokens, reserve, true, policy.refundUnusedOutput(), enforce);
+		return admit(model, inputTokens, maxTokens, reserve, true, policy.refundUnusedOutput(), enforce, chargeRefused);
 	}
 
 	/**
@@ -125,11 +142,26 @@ public final class QuotaBook {
 	 * @return the admission
 	 */
 	public synchronized Admission admitInput(String model, long inputTokens, boolean enforce) {
-		return admit(model, inputTokens, 0, 0, false, true, enforce);
+		return admitInput(model, inputTokens, enforce, false);
+	}
+
+	/**
+	 * Admits a call that generates no output, as
+	 * {@link #admitInput(String, long, boolean)} does; a refused call's request may be
+	 * charged.
+	 * @param model the model id
+	 * @param inputTokens the provider's count of the input
+	 * @param enforce whether a call over a limit is refused (else admitted and flagged)
+	 * @param chargeRefused whether a refused call takes its request from the per-minute
+	 * request buckets
+	 * @return the admission
+	 */
+	public synchronized Admission admitInput(String model, long inputTokens, boolean enforce, boolean chargeRefused) {
+		return admit(model, inputTokens, 0, 0, false, true, enforce, chargeRefused);
 	}
 
 	private Admission admit(String model, long inputTokens, long maxTokens, long reserve, boolean generates,
-			boolean refundUnused, boolean enforce) {
+			boolean refundUnused, boolean enforce, boolean chargeRefused) {
 		long now = this.clock.nanoTime();
 		catchUpTeams(now);
 		Pool pool = pool(model);
@@ -137,6 +169,30 @@ public final class QuotaBook {
 		Map<Dimension, Long> need = new EnumMap<>(take);
 		// metering output in real time still needs some room left to start producing
 		need.put(Dimension.OUTPUT_TOKENS_PER_MINUTE, Math.max(1, reserve));
+		Refusal worst = worst(pool, need, generates, now);
+		int burndown = pool.limits().outputBurndown();
+		if (worst != null && enforce) {
+			if (chargeRefused) {
+				chargeRefused(model);
+				// the wait the refusal tells counts the refusal itself
+				worst = worst(pool, need, generates, now);
+			}
+			return new Admission(this.generation, model, worst, true, states(pool, now), maxTokens, 0,
+					inputTokens + reserve, false, burndown);
+		}
+		for (Pool scope : List.of(pool, this.account)) {
+			for (Meter meter : scope.meters()) {
+				meter.take(take.get(meter.dimension()), now);
+			}
+		}
+		return new Admission(this.generation, model, worst, enforce, states(pool, now), maxTokens, reserve,
+				inputTokens + reserve, refundUnused, burndown);
+	}
+
+	/**
+	 * The refusal with the longest wait among the meters that cannot take the call now.
+	 */
+	private Refusal worst(Pool pool, Map<Dimension, Long> need, boolean generates, long now) {
 		Refusal worst = null;
 		for (Pool scope : List.of(pool, this.account)) {
 			for (Meter meter : scope.meters()) {
@@ -153,18 +209,7 @@ public final class QuotaBook {
 				}
 			}
 		}
-		int burndown = pool.limits().outputBurndown();
-		if (worst != null && enforce) {
-			return new Admission(this.generation, model, worst, true, states(pool, now), maxTokens, 0,
-					inputTokens + reserve, false, burndown);
-		}
-		for (Pool scope : List.of(pool, this.account)) {
-			for (Meter meter : scope.meters()) {
-				meter.take(take.get(meter.dimension()), now);
-			}
-		}
-		return new Admission(this.generation, model, worst, enforce, states(pool, now), maxTokens, reserve,
-				inputTokens + reserve, refundUnused, burndown);
+		return worst;
 	}
 
 	/**

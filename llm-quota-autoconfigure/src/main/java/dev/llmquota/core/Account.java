@@ -18,7 +18,7 @@ public final class Account {
 
 	private volatile List<BucketSpec> slots;
 
-	private final String holdKey;
+	private final String sanctionsKey;
 
 	private final String limitsKey;
 
@@ -30,7 +30,7 @@ public final class Account {
 
 	private final AdmissionQueue queue;
 
-	private final Hold hold = new Hold();
+	private final Sanctions sanctions = new Sanctions();
 
 	Account(ProviderSpec provider, QuotaSettings settings, QuotaStore store, QuotaClock clock, QuotaEvents events,
 			long expectedLatencyNanos, java.util.concurrent.Executor storeThread) {
@@ -40,7 +40,7 @@ public final class Account {
 		this.buckets = Buckets.of(provider, BucketSpec.Scope.ACCOUNT, "account", provider.account(),
 				provider.accountBurstWindow(), settings);
 		this.slots = Buckets.slots(provider, BucketSpec.Scope.ACCOUNT, "account", provider.account(), settings);
-		this.holdKey = Buckets.key(provider, "account", "hold");
+		this.sanctionsKey = Buckets.key(provider, "account", "hold");
 		this.limitsKey = Buckets.key(provider, "entry", "limits");
 		this.reserveKey = Buckets.key(provider, "account", "interactive-wait");
 		this.latency = new LatencyEstimate(expectedLatencyNanos);
@@ -61,8 +61,8 @@ public final class Account {
 	 * answers); the engine's own.
 	 * @return the hold
 	 */
-	Hold hold() {
-		return this.hold;
+	Sanctions sanctions() {
+		return this.sanctions;
 	}
 
 	/**
@@ -103,8 +103,8 @@ public final class Account {
 	 * hold.
 	 * @return the key
 	 */
-	public String holdKey() {
-		return this.holdKey;
+	public String sanctionsKey() {
+		return this.sanctionsKey;
 	}
 
 	/**

@@ -32,11 +32,11 @@ final class AdmissionRules {
 	 */
 	boolean exhausted(Waiter waiter, long now, Instant wallNow, List<Runnable> after) {
 		waiter.probing(null, 0);
-		for (Hold hold : List.of(this.account.hold(), waiter.pool.hold())) {
-			Hold.Exhaustion exhaustion = hold.exhaustion(wallNow);
-			if (exhaustion != null && hold.probeDue(now)) {
+		for (Sanctions sanctions : List.of(this.account.sanctions(), waiter.pool.sanctions())) {
+			Sanctions.Exhaustion exhaustion = sanctions.exhaustion(wallNow);
+			if (exhaustion != null && sanctions.probeDue(now)) {
 				// the probe is taken only if this call is admitted now
-				waiter.probing(hold, this.settings.exhaustedProbeInterval().toNanos());
+				waiter.probing(sanctions, this.settings.exhaustedProbeInterval().toNanos());
 			}
 			else if (exhaustion != null) {
 				waiter.fail(exhaustedException(waiter, exhaustion.dimension(), exhaustion.reason(), exhaustion.until()),
@@ -51,9 +51,9 @@ final class AdmissionRules {
 	 * Whether a provider penalty or a spent quota heard here holds the waiter now;
 	 * changes nothing.
 	 */
-	boolean holds(Waiter waiter, long now, Instant wallNow) {
-		Hold pool = waiter.pool.hold();
-		Hold account = this.account.hold();
+	boolean sanctioned(Waiter waiter, long now, Instant wallNow) {
+		Sanctions pool = waiter.pool.sanctions();
+		Sanctions account = this.account.sanctions();
 		return pool.exhaustion(wallNow) != null || account.exhaustion(wallNow) != null || pool.penaltyEnd(now) > now
 				|| account.penaltyEnd(now) > now;
 	}
@@ -63,12 +63,12 @@ final class AdmissionRules {
 	 * when it may go.
 	 */
 	boolean penalized(Waiter waiter, long now) {
-		long penalty = Math.max(waiter.pool.hold().penaltyEnd(now), this.account.hold().penaltyEnd(now));
+		long penalty = Math.max(waiter.pool.sanctions().penaltyEnd(now), this.account.sanctions().penaltyEnd(now));
 		if (penalty <= now) {
 			return false;
 		}
-		Dimension dimension = waiter.pool.hold().penalized(now);
-		waiter.blockedBy((dimension != null) ? dimension : this.account.hold().penalized(now),
+		Dimension dimension = waiter.pool.sanctions().penalized(now);
+		waiter.blockedBy((dimension != null) ? dimension : this.account.sanctions().penalized(now),
 				(dimension != null) ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, false);
 		waiter.readyAt(penalty);
 		return true;

@@ -10,7 +10,7 @@ import java.util.List;
  * or exhausted by what another process heard from the provider, or unavailable.
  */
 public sealed interface Booking
-		permits Booking.Booked, Booking.Refused, Booking.Held, Booking.Exhausted, Booking.Unavailable {
+		permits Booking.Booked, Booking.Refused, Booking.Penalized, Booking.Exhausted, Booking.Unavailable {
 
 	/**
 	 * The call was charged on every bucket, as of {@code start}.
@@ -106,23 +106,23 @@ public sealed interface Booking
 	 * Nothing was taken: a provider rate-limit penalty, heard by some process, holds the
 	 * call beyond its latest start.
 	 *
-	 * @param hold the hold's key
+	 * @param sanctions the key of the sanctions
 	 * @param dimension the dimension the provider named
 	 * @param waitNanos nanoseconds from the booking time until the penalty ends
 	 */
-	record Held(String hold, Dimension dimension, long waitNanos) implements Booking {
+	record Penalized(String sanctions, Dimension dimension, long waitNanos) implements Booking {
 
 	}
 
 	/**
 	 * Nothing was taken: some process heard that an administrative quota is spent.
 	 *
-	 * @param hold the hold's key
+	 * @param sanctions the key of the sanctions
 	 * @param dimension the dimension concerned, or {@code null}
 	 * @param reason what the provider said
 	 * @param until when the quota comes back, or {@code null} if unknown
 	 */
-	record Exhausted(String hold, Dimension dimension, String reason, Instant until) implements Booking {
+	record Exhausted(String sanctions, Dimension dimension, String reason, Instant until) implements Booking {
 
 	}
 

@@ -29,41 +29,41 @@ public interface BucketStore {
 	 * honours the holds other processes published and leases the call's shared in-flight
 	 * slots. A store of one process ignores slots and holds: the process's own gates and
 	 * holds enforce them.
-	 * @param claim the charges, slots and holds
+	 * @param request the charges, slots and holds
 	 * @param now the current monotonic time, in nanoseconds
 	 * @param wallNow the current wall time
 	 * @param latestStart the latest acceptable start
 	 * @return the booking
 	 */
-	default Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
-		return book(claim.charges(), now, wallNow, latestStart);
+	default Booking book(BookingRequest request, long now, Instant wallNow, long latestStart) {
+		return book(request.charges(), now, wallNow, latestStart);
 	}
 
 	/**
-	 * Books a call as {@link #book(Claim, long, Instant, long)} does, for a call that can
-	 * wait for the store's answer until {@code answerBy}: a store whose answer is late
-	 * waits that long for it before it calls the outcome unknown.
-	 * @param claim the charges, slots and holds
+	 * Books a call as {@link #book(BookingRequest, long, Instant, long)} does, for a call
+	 * that can wait for the store's answer until {@code answerBy}: a store whose answer
+	 * is late waits that long for it before it calls the outcome unknown.
+	 * @param request the charges, slots and holds
 	 * @param now the current monotonic time, in nanoseconds
 	 * @param wallNow the current wall time
 	 * @param latestStart the latest acceptable start
 	 * @param answerBy the call's deadline, on the same clock as {@code now}
 	 * @return the booking
 	 */
-	default Booking book(Claim claim, long now, Instant wallNow, long latestStart, long answerBy) {
-		return book(claim, now, wallNow, latestStart);
+	default Booking book(BookingRequest request, long now, Instant wallNow, long latestStart, long answerBy) {
+		return book(request, now, wallNow, latestStart);
 	}
 
 	/**
-	 * Returns how long from {@code now} until every bucket allows the claim, its
+	 * Returns how long from {@code now} until every bucket allows the request, its
 	 * interactive reserve included, without taking anything.
-	 * @param claim the charges and reserve
+	 * @param request the charges and reserve
 	 * @param now the current monotonic time
 	 * @param wallNow the current wall time
 	 * @return nanoseconds to wait, 0 when the call fits now
 	 */
-	default long nanosUntilAvailable(Claim claim, long now, Instant wallNow) {
-		return nanosUntilAvailable(claim.charges(), now, wallNow);
+	default long nanosUntilAvailable(BookingRequest request, long now, Instant wallNow) {
+		return nanosUntilAvailable(request.charges(), now, wallNow);
 	}
 
 	/**

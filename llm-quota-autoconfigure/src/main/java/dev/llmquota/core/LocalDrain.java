@@ -92,8 +92,8 @@ final class LocalDrain implements Drain {
 			// A gate opens on a release, which runs the queue: no timer needed. Only the
 			// head's bucket time matters (later calls must not delay it).
 			if (head == null) {
-				waiter.readyAt(
-						Arith.saturatedAdd(now, this.store.nanosUntilAvailable(waiter.localClaim(), now, wallNow)));
+				waiter.readyAt(Arith.saturatedAdd(now,
+						this.store.nanosUntilAvailable(waiter.localBookingRequest(), now, wallNow)));
 			}
 			return Long.MAX_VALUE;
 		}
@@ -101,7 +101,7 @@ final class LocalDrain implements Drain {
 			waiter.blockedLike(head);
 			return Long.MAX_VALUE;
 		}
-		Booking booking = this.store.book(waiter.localClaim(), now, wallNow, now);
+		Booking booking = this.store.book(waiter.localBookingRequest(), now, wallNow, now);
 		if (booking instanceof Booking.Refused refused) {
 			waiter.blockedBy(refused.bucket().dimension(), refused.bucket().scope(), false);
 			if (AdmissionRules.outlastsDeadline(waiter, refused.bucket(), refused.waitNanos(), now)) {
@@ -121,7 +121,7 @@ final class LocalDrain implements Drain {
 			return booked.start();
 		}
 		if (head != null) {
-			long headWait = this.store.nanosUntilAvailable(head.localClaim(), now, wallNow);
+			long headWait = this.store.nanosUntilAvailable(head.localBookingRequest(), now, wallNow);
 			if (Arith.saturatedAdd(now, headWait) > headAt) {
 				// Admitting this call would delay the head: give its units back and let
 				// it wait.
@@ -138,10 +138,10 @@ final class LocalDrain implements Drain {
 	public boolean admitsAlone(Waiter waiter, List<Runnable> after) {
 		long now = this.queue.clock().nanoTime();
 		Instant wallNow = this.queue.clock().instant();
-		if (this.rules.holds(waiter, now, wallNow) || waiter.blockingGate() != null) {
+		if (this.rules.sanctioned(waiter, now, wallNow) || waiter.blockingGate() != null) {
 			return false;
 		}
-		Booking booking = this.store.book(waiter.localClaim(), now, wallNow, now);
+		Booking booking = this.store.book(waiter.localBookingRequest(), now, wallNow, now);
 		if (!(booking instanceof Booking.Booked booked)) {
 			return false;
 		}

@@ -26,7 +26,7 @@ public final class Pool {
 
 	private volatile List<BucketSpec> slots;
 
-	private final String holdKey;
+	private final String sanctionsKey;
 
 	private final Map<Dimension, ServerLimit> server = new ConcurrentHashMap<>();
 
@@ -34,7 +34,7 @@ public final class Pool {
 
 	private final PoolStats stats = new PoolStats();
 
-	private final Hold hold = new Hold();
+	private final Sanctions sanctions = new Sanctions();
 
 	private final Gates gates;
 
@@ -49,7 +49,7 @@ public final class Pool {
 		this.buckets = Buckets.of(provider, BucketSpec.Scope.POOL, scopeKey(), spec.limits(), spec.burstWindow(),
 				settings);
 		this.slots = Buckets.slots(provider, BucketSpec.Scope.POOL, scopeKey(), spec.limits(), settings);
-		this.holdKey = Buckets.key(provider, scopeKey(), "hold");
+		this.sanctionsKey = Buckets.key(provider, scopeKey(), "hold");
 		long expected = spec.expectedLatency().toNanos();
 		this.latency = new LatencyEstimate(expected);
 		this.gates = new Gates(spec.limits(), settings, provider.inFlightGate(), expected);
@@ -134,8 +134,8 @@ public final class Pool {
 	 * Returns the store key under which processes sharing a store share this pool's hold.
 	 * @return the key
 	 */
-	public String holdKey() {
-		return this.holdKey;
+	public String sanctionsKey() {
+		return this.sanctionsKey;
 	}
 
 	/**
@@ -174,8 +174,8 @@ public final class Pool {
 	 * Returns the provider's penalties and exhaustion on this pool; the engine's own.
 	 * @return the hold
 	 */
-	Hold hold() {
-		return this.hold;
+	Sanctions sanctions() {
+		return this.sanctions;
 	}
 
 	/**

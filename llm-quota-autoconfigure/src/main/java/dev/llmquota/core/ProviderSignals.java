@@ -58,9 +58,9 @@ final class ProviderSignals {
 			return;
 		}
 		Dimension named = (dimension != null) ? dimension : Dimension.REQUESTS_PER_MINUTE;
-		pool.hold().penalize(named, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
+		pool.sanctions().penalize(named, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
 		// other processes sharing the store wait too, instead of each finding out alone
-		this.store.penalize(pool.holdKey(), named, wait.toNanos());
+		this.store.penalize(pool.sanctionsKey(), named, wait.toNanos());
 	}
 
 	void rateLimited(Pool pool, Dimension dimension, Duration wait) {
@@ -78,20 +78,20 @@ final class ProviderSignals {
 		}
 		long nextProbe = Arith.saturatedAdd(this.clock.nanoTime(),
 				this.config.settings().exhaustedProbeInterval().toNanos());
-		Hold hold = wholeAccount ? pool.account().hold() : pool.hold();
-		hold.exhaust(new Hold.Exhaustion(dimension, reason, until, nextProbe, this.clock.nanoTime()));
-		this.store.exhaust(wholeAccount ? pool.account().holdKey() : pool.holdKey(), dimension, reason, until,
+		Sanctions sanctions = wholeAccount ? pool.account().sanctions() : pool.sanctions();
+		sanctions.exhaust(new Sanctions.Exhaustion(dimension, reason, until, nextProbe, this.clock.nanoTime()));
+		this.store.exhaust(wholeAccount ? pool.account().sanctionsKey() : pool.sanctionsKey(), dimension, reason, until,
 				this.config.settings().exhaustedProbeInterval().toNanos());
 	}
 
 	void succeeded(QuotaPermit permit) {
-		permit.pool().hold().succeeded(permit.admittedAt());
-		permit.pool().account().hold().succeeded(permit.admittedAt());
+		permit.pool().sanctions().succeeded(permit.admittedAt());
+		permit.pool().account().sanctions().succeeded(permit.admittedAt());
 		if (permit.booking().probe()) {
 			// a shared store let this call through a spent quota: it is back, for
 			// everyone
-			this.store.clearExhaustion(permit.pool().holdKey());
-			this.store.clearExhaustion(permit.pool().account().holdKey());
+			this.store.clearExhaustion(permit.pool().sanctionsKey());
+			this.store.clearExhaustion(permit.pool().account().sanctionsKey());
 		}
 	}
 
@@ -99,19 +99,19 @@ final class ProviderSignals {
 		Pools.Entry entry = this.pools.entry(provider);
 		boolean had;
 		if (model == null) {
-			had = entry.account.hold().clearExhaustion();
-			this.store.clearExhaustion(entry.account.holdKey());
+			had = entry.account.sanctions().clearExhaustion();
+			this.store.clearExhaustion(entry.account.sanctionsKey());
 			for (Pool pool : this.pools.pools()) {
 				if (pool.account() == entry.account) {
-					had |= pool.hold().clearExhaustion();
-					this.store.clearExhaustion(pool.holdKey());
+					had |= pool.sanctions().clearExhaustion();
+					this.store.clearExhaustion(pool.sanctionsKey());
 				}
 			}
 		}
 		else {
 			Pool pool = this.pools.existingPool(entry, provider, model);
-			had = pool.hold().clearExhaustion();
-			this.store.clearExhaustion(pool.holdKey());
+			had = pool.sanctions().clearExhaustion();
+			this.store.clearExhaustion(pool.sanctionsKey());
 		}
 		entry.account.queue().wake();
 		return had;

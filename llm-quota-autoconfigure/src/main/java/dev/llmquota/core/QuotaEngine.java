@@ -252,8 +252,8 @@ public final class QuotaEngine implements AutoCloseable {
 	public QuotaState state(Pool pool) {
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
-		QuotaState account = pool.account().hold().state(now, wallNow);
-		QuotaState own = pool.hold().state(now, wallNow);
+		QuotaState account = pool.account().sanctions().state(now, wallNow);
+		QuotaState own = pool.sanctions().state(now, wallNow);
 		return (account.ordinal() > own.ordinal()) ? account : own;
 	}
 
@@ -263,7 +263,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @return the state
 	 */
 	public QuotaState state(Account account) {
-		return account.hold().state(this.clock.nanoTime(), this.clock.instant());
+		return account.sanctions().state(this.clock.nanoTime(), this.clock.instant());
 	}
 
 	/**

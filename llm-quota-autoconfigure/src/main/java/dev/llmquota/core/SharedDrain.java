@@ -129,7 +129,7 @@ final class SharedDrain implements Drain {
 				// A batch call is booked only to start now: booked ahead, it would keep
 				// its place against interactive calls that come after it.
 				long latest = (next.priority == Priority.BATCH) ? now : next.deadline;
-				booking = this.store.book(next.claim(), now, wallNow, latest, next.deadline);
+				booking = this.store.book(next.bookingRequest(), now, wallNow, latest, next.deadline);
 			}
 			catch (RuntimeException ex) {
 				booking = new Booking.Unavailable(String.valueOf(ex.getMessage()));
@@ -281,20 +281,21 @@ final class SharedDrain implements Drain {
 				waiter.refusedByStore(now, refused.waitNanos(), bucket.slots(), pollNanos(waiter));
 			}
 		}
-		else if (booking instanceof Booking.Held held) {
-			holdOf(waiter, held.hold()).penalize(held.dimension(), Arith.saturatedAdd(now, held.waitNanos()));
+		else if (booking instanceof Booking.Penalized penalized) {
+			sanctionsOf(waiter, penalized.sanctions()).penalize(penalized.dimension(),
+					Arith.saturatedAdd(now, penalized.waitNanos()));
 			this.rules.penalized(waiter, now);
 		}
 		else if (booking instanceof Booking.Exhausted exhausted && exhausted.until() != null
 				&& !exhausted.until().isAfter(wallNow)) {
 			// its reset has passed by this process's clock (Redis drops the hold by its
 			// own, which may lag): end it and ask again
-			this.store.clearExhaustion(exhausted.hold());
+			this.store.clearExhaustion(exhausted.sanctions());
 			waiter.readyAt(now);
 		}
 		else if (booking instanceof Booking.Exhausted exhausted) {
-			holdOf(waiter, exhausted.hold()).exhaust(new Hold.Exhaustion(exhausted.dimension(), exhausted.reason(),
-					exhausted.until(), Long.MAX_VALUE, now));
+			sanctionsOf(waiter, exhausted.sanctions()).exhaust(new Sanctions.Exhaustion(exhausted.dimension(),
+					exhausted.reason(), exhausted.until(), Long.MAX_VALUE, now));
 			this.queue.fail(waiter, AdmissionRules.exhaustedException(waiter, exhausted.dimension(), exhausted.reason(),
 					exhausted.until()), after);
 		}
@@ -310,8 +311,8 @@ final class SharedDrain implements Drain {
 		this.queue.queueOf(waiter).remove(waiter);
 		if (!booked.probe() && this.store.status().reachable()) {
 			// the shared store holds no exhaustion for this call
-			waiter.pool.hold().clearExhaustion();
-			waiter.pool.account().hold().clearExhaustion();
+			waiter.pool.sanctions().clearExhaustion();
+			waiter.pool.account().sanctions().clearExhaustion();
 		}
 		long[] weights = AdmissionQueue.takeGates(waiter);
 		if (booked.start() <= now) {
@@ -323,8 +324,8 @@ final class SharedDrain implements Drain {
 		waiter.startsWith(this.queue.clock().schedule(booked.start() - now, () -> start(waiter)));
 	}
 
-	private static Hold holdOf(Waiter waiter, String key) {
-		return key.equals(waiter.pool.holdKey()) ? waiter.pool.hold() : waiter.pool.account().hold();
+	private static Sanctions sanctionsOf(Waiter waiter, String key) {
+		return key.equals(waiter.pool.sanctionsKey()) ? waiter.pool.sanctions() : waiter.pool.account().sanctions();
 	}
 
 	/** Admits a call booked ahead, at its start time. */

@@ -68,7 +68,7 @@ final class Waiter {
 	private final MonoSink<QuotaPermit> sink;
 
 	/** The interactive reserve this call keeps or records. */
-	private final Claim.Reserve reserve;
+	private final BookingRequest.Reserve reserve;
 
 	private State state = State.WAITING;
 
@@ -82,8 +82,8 @@ final class Waiter {
 	/** Whether what blocked last was an in-flight bound rather than a bucket. */
 	private boolean blockedInFlight;
 
-	/** The exhausted hold whose probe this call would be, if admitted now. */
-	private Hold probing;
+	/** The exhausted sanctions whose probe this call would be, if admitted now. */
+	private Sanctions probing;
 
 	/** When the call's buckets (or a penalty) allow it, as last computed. */
 	private long readyAt;
@@ -134,7 +134,7 @@ final class Waiter {
 	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink,
 			QuotaSettings settings) {
 		this.pool = pool;
-		this.reserve = new Claim.Reserve(priority == Priority.BATCH, pool.account().reserveKey(),
+		this.reserve = new BookingRequest.Reserve(priority == Priority.BATCH, pool.account().reserveKey(),
 				settings.interactiveReserve(), settings.lendAfter().toNanos());
 		this.demand = demand;
 		this.priority = priority;
@@ -172,7 +172,7 @@ final class Waiter {
 	}
 
 	/** Returns what the call asks of a shared store. */
-	Claim claim() {
+	BookingRequest bookingRequest() {
 		List<BucketSpec> slots = this.pool.slots();
 		List<BucketSpec> shared = this.pool.account().slots();
 		List<BucketSpec> all = slots;
@@ -180,13 +180,14 @@ final class Waiter {
 			all = new ArrayList<>(slots);
 			all.addAll(shared);
 		}
-		return new Claim(this.charges, all, List.of(this.pool.holdKey(), this.pool.account().holdKey()), this.reserve,
+		return new BookingRequest(this.charges, all,
+				List.of(this.pool.sanctionsKey(), this.pool.account().sanctionsKey()), this.reserve,
 				all.isEmpty() ? null : this.place);
 	}
 
 	/** Returns what the call asks of a store of this process: charges and reserve. */
-	Claim localClaim() {
-		return new Claim(this.charges, List.of(), List.of(), this.reserve);
+	BookingRequest localBookingRequest() {
+		return new BookingRequest(this.charges, List.of(), List.of(), this.reserve);
 	}
 
 	/** Returns the first gate the call does not fit now, or {@code null}. */
@@ -389,9 +390,9 @@ final class Waiter {
 		return this.asked;
 	}
 
-	/** The exhausted hold whose probe this call takes if admitted now, or none. */
-	void probing(Hold hold, long intervalNanos) {
-		this.probing = hold;
+	/** The exhausted sanctions whose probe this call takes if admitted now, or none. */
+	void probing(Sanctions sanctions, long intervalNanos) {
+		this.probing = sanctions;
 		this.probeIntervalNanos = intervalNanos;
 	}
 

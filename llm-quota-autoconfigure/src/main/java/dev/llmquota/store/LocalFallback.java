@@ -17,7 +17,7 @@ import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.BucketState;
 import dev.llmquota.core.Charge;
-import dev.llmquota.core.Claim;
+import dev.llmquota.core.BookingRequest;
 
 /**
  * The books a replica keeps while Redis does not answer: this replica's share of every
@@ -57,23 +57,24 @@ final class LocalFallback {
 		this.leaseTime = leaseTime;
 	}
 
-	Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
-		for (BucketSpec slot : claim.slots()) {
+	Booking book(BookingRequest request, long now, Instant wallNow, long latestStart) {
+		for (BucketSpec slot : request.slots()) {
 			AtomicInteger taken = this.slots.computeIfAbsent(slot.key(), (key) -> new AtomicInteger());
 			if (taken.get() >= shareOf(slot, slot.enforced())) {
 				return new Booking.Refused(slot, this.leaseTime.toNanos());
 			}
 		}
-		Booking booking = this.books.book(scaled(claim.charges()), now, wallNow, latestStart);
+		Booking booking = this.books.book(scaled(request.charges()), now, wallNow, latestStart);
 		if (!(booking instanceof Booking.Booked booked)) {
 			return booking;
 		}
-		claim.slots().forEach((slot) -> this.slots.get(slot.key()).incrementAndGet());
-		record(claim.charges());
-		Booking.Lease lease = claim.slots().isEmpty() ? null
-				: new Booking.Lease(LEASE_PREFIX + this.leaseIds.incrementAndGet(), List.copyOf(claim.slots()));
+		request.slots().forEach((slot) -> this.slots.get(slot.key()).incrementAndGet());
+		record(request.charges());
+		Booking.Lease lease = request.slots().isEmpty() ? null
+				: new Booking.Lease(LEASE_PREFIX + this.leaseIds.incrementAndGet(), List.copyOf(request.slots()));
 		// the caller keeps the real buckets: corrections after Redis is back come here
-		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(claim.charges()), lease, false, true);
+		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(request.charges()), lease, false,
+				true);
 	}
 
 	long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {

@@ -11,7 +11,7 @@ import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.BucketState;
 import dev.llmquota.core.Charge;
-import dev.llmquota.core.Claim;
+import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.DayCounter;
 import dev.llmquota.core.QuotaStore;
 import dev.llmquota.core.kernel.RateBucket;
@@ -34,22 +34,22 @@ public final class LocalQuotaStore implements QuotaStore {
 
 	@Override
 	public Booking book(List<Charge> charges, long now, Instant wallNow, long latestStart) {
-		return book(new Claim(charges), now, wallNow, latestStart);
+		return book(new BookingRequest(charges), now, wallNow, latestStart);
 	}
 
 	@Override
-	public Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
+	public Booking book(BookingRequest request, long now, Instant wallNow, long latestStart) {
 		this.lock.lock();
 		try {
-			Claim.Reserve keep = keptBack(claim.reserve(), now);
+			BookingRequest.Reserve keep = keptBack(request.reserve(), now);
 			BucketSpec binding = null;
 			long longest = -1;
-			for (Charge charge : claim.charges()) {
+			for (Charge charge : request.charges()) {
 				long wait = waitFor(charge, keep, now, wallNow);
 				// A daily counter is not booked ahead into the next day: the caller asks
 				// again then.
 				if (charge.bucket().daily() && wait > 0) {
-					waited(claim.reserve(), now);
+					waited(request.reserve(), now);
 					return new Booking.Refused(charge.bucket(), wait);
 				}
 				if (wait > longest) {
@@ -59,13 +59,13 @@ public final class LocalQuotaStore implements QuotaStore {
 			}
 			long wait = Math.max(0, longest);
 			if (wait > 0) {
-				waited(claim.reserve(), now);
+				waited(request.reserve(), now);
 			}
 			if (binding != null && (wait == Long.MAX_VALUE || wait > latestStart - now)) {
 				return new Booking.Refused(binding, wait);
 			}
 			long start = now + wait;
-			for (Charge charge : claim.charges()) {
+			for (Charge charge : request.charges()) {
 				if (charge.bucket().daily()) {
 					day(charge.bucket(), wallNow).add(charge.units(), wallNow);
 				}
@@ -78,7 +78,7 @@ public final class LocalQuotaStore implements QuotaStore {
 					bucket.take(charge.units(), now + bucket.nanosUntil(charge.units(), floor, now));
 				}
 			}
-			return new Booking.Booked(start, wallNow, List.copyOf(claim.charges()));
+			return new Booking.Booked(start, wallNow, List.copyOf(request.charges()));
 		}
 		finally {
 			this.lock.unlock();
@@ -87,16 +87,16 @@ public final class LocalQuotaStore implements QuotaStore {
 
 	@Override
 	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
-		return nanosUntilAvailable(new Claim(charges), now, wallNow);
+		return nanosUntilAvailable(new BookingRequest(charges), now, wallNow);
 	}
 
 	@Override
-	public long nanosUntilAvailable(Claim claim, long now, Instant wallNow) {
+	public long nanosUntilAvailable(BookingRequest request, long now, Instant wallNow) {
 		this.lock.lock();
 		try {
-			Claim.Reserve keep = keptBack(claim.reserve(), now);
+			BookingRequest.Reserve keep = keptBack(request.reserve(), now);
 			long wait = 0;
-			for (Charge charge : claim.charges()) {
+			for (Charge charge : request.charges()) {
 				wait = Math.max(wait, waitFor(charge, keep, now, wallNow));
 			}
 			return wait;
@@ -201,7 +201,7 @@ public final class LocalQuotaStore implements QuotaStore {
 		}
 	}
 
-	private long waitFor(Charge charge, Claim.Reserve keep, long now, Instant wallNow) {
+	private long waitFor(Charge charge, BookingRequest.Reserve keep, long now, Instant wallNow) {
 		BucketSpec spec = charge.bucket();
 		if (spec.daily()) {
 			DayCounter counter = day(spec, wallNow);
@@ -216,10 +216,10 @@ public final class LocalQuotaStore implements QuotaStore {
 	}
 
 	/**
-	 * Returns the reserve a batch call must leave: the claim's, while an interactive call
-	 * waited within the lending time; otherwise {@code null} (the reserve is lent).
+	 * Returns the reserve a batch call must leave: the request's, while an interactive
+	 * call waited within the lending time; otherwise {@code null} (the reserve is lent).
 	 */
-	private Claim.Reserve keptBack(Claim.Reserve reserve, long now) {
+	private BookingRequest.Reserve keptBack(BookingRequest.Reserve reserve, long now) {
 		if (reserve == null || !reserve.batch() || reserve.share() <= 0) {
 			return null;
 		}
@@ -228,7 +228,7 @@ public final class LocalQuotaStore implements QuotaStore {
 	}
 
 	/** Records that an interactive call could not start at once. */
-	private void waited(Claim.Reserve reserve, long now) {
+	private void waited(BookingRequest.Reserve reserve, long now) {
 		if (reserve != null && !reserve.batch()) {
 			this.interactiveWaits.merge(reserve.key(), now, Math::max);
 		}

@@ -13,7 +13,7 @@ import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.BucketState;
 import dev.llmquota.core.Charge;
-import dev.llmquota.core.Claim;
+import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
 
 /**
@@ -49,30 +49,30 @@ final class QuotaScript {
 	 * @param place the call's place in line for shared slots, unique across replicas, or
 	 * empty for none
 	 */
-	static Call book(Claim claim, String time, long now, long latestStart, String lease, Duration leaseTime,
+	static Call book(BookingRequest request, String time, long now, long latestStart, String lease, Duration leaseTime,
 			Instant wallNow, String place, Predicate<String> firstUse) {
 		List<String> keys = new ArrayList<>();
 		List<String> args = new ArrayList<>(List.of("book", time,
 				(latestStart == Long.MAX_VALUE) ? "-1"
 						: Long.toString(Math.max(0, latestStart - now) / NANOS_PER_MICRO),
-				Integer.toString(claim.charges().size()), Integer.toString(claim.slots().size()),
-				Integer.toString(claim.holds().size()), lease, Long.toString(micros(leaseTime))));
-		Claim.Reserve reserve = claim.reserve();
+				Integer.toString(request.charges().size()), Integer.toString(request.slots().size()),
+				Integer.toString(request.sanctions().size()), lease, Long.toString(micros(leaseTime))));
+		BookingRequest.Reserve reserve = request.reserve();
 		args.add((reserve == null) ? "" : reserve.batch() ? "b" : "i");
 		args.add((reserve == null) ? "0" : Double.toString(reserve.share()));
 		args.add((reserve == null) ? "0" : Long.toString(reserve.lendAfterNanos() / NANOS_PER_MICRO));
-		buckets(claim.charges(), keys, args, wallNow);
-		for (BucketSpec slot : claim.slots()) {
+		buckets(request.charges(), keys, args, wallNow);
+		for (BucketSpec slot : request.slots()) {
 			keys.add(slot.key());
 			args.add(Long.toString(slot.enforced()));
 		}
 		args.add(place);
 		args.add(Long.toString(micros(LINE_STALE)));
-		keys.addAll(claim.holds());
+		keys.addAll(request.sanctions());
 		if (reserve != null) {
 			keys.add(reserve.key());
 		}
-		for (BucketSpec slot : claim.slots()) {
+		for (BucketSpec slot : request.slots()) {
 			keys.add(slot.key() + ":line");
 			keys.add(slot.key() + ":seen");
 			keys.add(slot.key() + ":seq");
@@ -100,28 +100,28 @@ final class QuotaScript {
 		return (open >= 0 && close > open) ? "llmq:" + key.substring(open, close + 1) + ":epoch" : "llmq:epoch";
 	}
 
-	static Booking booking(List<Object> reply, Claim claim, long now, Instant wallNow, String lease) {
+	static Booking booking(List<Object> reply, BookingRequest request, long now, Instant wallNow, String lease) {
 		int status = integer(reply, 0);
 		long redisNow = number(reply, 1);
 		if (status == 0) {
 			long start = now + Math.max(0, number(reply, 2) - redisNow) * NANOS_PER_MICRO;
 			boolean probe = reply.size() > 3 && integer(reply, 3) == 1;
-			return new Booking.Booked(start, wallNow, List.copyOf(claim.charges()),
-					claim.slots().isEmpty() ? null : new Booking.Lease(lease, List.copyOf(claim.slots())), probe);
+			return new Booking.Booked(start, wallNow, List.copyOf(request.charges()),
+					request.slots().isEmpty() ? null : new Booking.Lease(lease, List.copyOf(request.slots())), probe);
 		}
 		int index = integer(reply, 2) - 1;
-		int buckets = claim.charges().size();
-		int slots = claim.slots().size();
+		int buckets = request.charges().size();
+		int slots = request.slots().size();
 		if (status == 1) {
-			BucketSpec bucket = (index < buckets) ? claim.charges().get(index).bucket()
-					: claim.slots().get(index - buckets);
+			BucketSpec bucket = (index < buckets) ? request.charges().get(index).bucket()
+					: request.slots().get(index - buckets);
 			long wait = bucket.daily() ? untilNextDay(bucket, number(reply, 4), wallNow)
 					: number(reply, 3) * NANOS_PER_MICRO;
 			return new Booking.Refused(bucket, wait);
 		}
-		String hold = claim.holds().get(index - buckets - slots);
+		String hold = request.sanctions().get(index - buckets - slots);
 		if (status == 2) {
-			return new Booking.Held(hold, Dimension.fromId(string(reply, 4)),
+			return new Booking.Penalized(hold, Dimension.fromId(string(reply, 4)),
 					(number(reply, 3) - redisNow) * NANOS_PER_MICRO);
 		}
 		String dimension = string(reply, 3);
@@ -134,12 +134,12 @@ final class QuotaScript {
 	 * What a booking left in its rate buckets, as its reply says: each level at the
 	 * caller's monotonic time it holds for. Daily counters are left out.
 	 */
-	static List<Seen> levels(List<Object> reply, Claim claim, long now) {
+	static List<Seen> levels(List<Object> reply, BookingRequest request, long now) {
 		List<Seen> levels = new ArrayList<>();
 		if (integer(reply, 0) != 0) {
 			return levels;
 		}
-		List<Charge> charges = claim.charges();
+		List<Charge> charges = request.charges();
 		for (int i = 0; i < charges.size() && 5 + 2 * i < reply.size(); i++) {
 			BucketSpec bucket = charges.get(i).bucket();
 			if (!bucket.daily()) {

@@ -17,7 +17,7 @@ import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.BucketState;
 import dev.llmquota.core.Charge;
-import dev.llmquota.core.Claim;
+import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.QuotaStore;
 import dev.llmquota.core.StoreStatus;
@@ -175,12 +175,12 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public Booking book(List<Charge> charges, long now, Instant wallNow, long latestStart) {
-		return book(new Claim(charges), now, wallNow, latestStart);
+		return book(new BookingRequest(charges), now, wallNow, latestStart);
 	}
 
 	@Override
-	public Booking book(Claim claim, long now, Instant wallNow, long latestStart) {
-		return book(claim, now, wallNow, latestStart, latestStart);
+	public Booking book(BookingRequest request, long now, Instant wallNow, long latestStart) {
+		return book(request, now, wallNow, latestStart, latestStart);
 	}
 
 	/**
@@ -191,24 +191,22 @@ public final class RedisQuotaStore implements QuotaStore {
 	 * so a call is never admitted both in Redis and locally.
 	 */
 	@Override
-	public Booking book(Claim claim, long now, Instant wallNow, long latestStart, long answerBy) {
+	public Booking book(BookingRequest request, long now, Instant wallNow, long latestStart, long answerBy) {
 		wallNow = wall(wallNow);
 		if (this.availability.up()) {
 			this.redis.awaitWrites();
 			String lease = this.replica + ":" + this.leaseIds.incrementAndGet();
 			// at least long enough for a ping sent when the answer is late to judge it
 			long patience = Math.max(this.redis.patience().multipliedBy(2).toNanos(), answerBy - now);
-			CompletableFuture<List<Object>> answer = this.redis
-				.execute(
-						QuotaScript.book(claim, this.redis.time(now), now, latestStart, lease,
-								this.settings.leaseTime(), wallNow,
-								(claim.place() != null) ? this.replica + ":" + claim.place() : "", this.epochs::add),
-						Duration.ofNanos(patience).plus(this.settings.leaseTime()));
+			CompletableFuture<List<Object>> answer = this.redis.execute(QuotaScript.book(request, this.redis.time(now),
+					now, latestStart, lease, this.settings.leaseTime(), wallNow,
+					(request.place() != null) ? this.replica + ":" + request.place() : "", this.epochs::add),
+					Duration.ofNanos(patience).plus(this.settings.leaseTime()));
 			Instant wall = wallNow;
 			Booking booking = new BookingAnswer(this.redis, this.availability, answer, (reply) -> {
-				QuotaScript.levels(reply, claim, now).forEach((level) -> this.seen.put(level.bucket().key(), level));
-				return QuotaScript.booking(reply, claim, now, wall, lease);
-			}).await(patience, claim.slots().isEmpty() ? null : new Booking.Lease(lease, claim.slots()), (late) -> {
+				QuotaScript.levels(reply, request, now).forEach((level) -> this.seen.put(level.bucket().key(), level));
+				return QuotaScript.booking(reply, request, now, wall, lease);
+			}).await(patience, request.slots().isEmpty() ? null : new Booking.Lease(lease, request.slots()), (late) -> {
 				// the call went without it: Redis gives it all back
 				cancel(late, now, wall);
 				if (late.lease() != null) {
@@ -225,7 +223,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		if (this.settings.onFailure() == OnFailure.REJECT) {
 			return new Booking.Unavailable("Redis does not answer");
 		}
-		return this.fallback.book(claim, now, wallNow, latestStart);
+		return this.fallback.book(request, now, wallNow, latestStart);
 	}
 
 	@Override

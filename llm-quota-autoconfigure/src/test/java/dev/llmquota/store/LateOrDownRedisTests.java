@@ -8,7 +8,7 @@ import java.util.List;
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Charge;
-import dev.llmquota.core.Claim;
+import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,7 +48,8 @@ class LateOrDownRedisTests {
 	private final BucketSpec slot = new BucketSpec("llmq:{late}:slots", BucketSpec.Scope.POOL,
 			Dimension.CONCURRENT_REQUESTS, 1, 1, java.time.ZoneOffset.UTC);
 
-	private final Claim claim = new Claim(List.of(new Charge(this.tokens, 300)), List.of(this.slot), List.of(), null);
+	private final BookingRequest request = new BookingRequest(List.of(new Charge(this.tokens, 300)), List.of(this.slot),
+			List.of(), null);
 
 	@BeforeEach
 	void start() {
@@ -71,11 +72,11 @@ class LateOrDownRedisTests {
 		RedisQuotaStore one = store(Duration.ofSeconds(1));
 		RedisQuotaStore two = store(Duration.ofSeconds(1));
 		pause(Duration.ofMillis(2_500));
-		Booking booking = one.book(this.claim, NOW, WALL, NOW + Duration.ofSeconds(30).toNanos());
+		Booking booking = one.book(this.request, NOW, WALL, NOW + Duration.ofSeconds(30).toNanos());
 		assertThat(booking).isInstanceOf(Booking.Booked.class);
 		assertThat(((Booking.Booked) booking).fallback()).as("booked in Redis, not in the local books").isFalse();
 		assertThat(one.status().fallbacks()).as("a late answer is not an outage").isZero();
-		assertThat(two.book(this.claim, NOW, WALL, NOW))
+		assertThat(two.book(this.request, NOW, WALL, NOW))
 			.as("the one shared slot is taken: no second call in flight on another replica")
 			.isInstanceOf(Booking.Refused.class);
 	}
@@ -85,7 +86,7 @@ class LateOrDownRedisTests {
 		// late after 400 ms, judged down 200 ms later, answers after 1.5 s
 		RedisQuotaStore store = store(Duration.ofMillis(200));
 		pause(Duration.ofMillis(1_500));
-		Booking booking = store.book(this.claim, NOW, WALL, NOW + Duration.ofSeconds(30).toNanos());
+		Booking booking = store.book(this.request, NOW, WALL, NOW + Duration.ofSeconds(30).toNanos());
 		assertThat(booking).isInstanceOf(Booking.Booked.class);
 		assertThat(((Booking.Booked) booking).fallback()).as("Redis judged down: the local books").isTrue();
 		await().atMost(PATIENCE).until(() -> store.status().reachable());
@@ -95,7 +96,7 @@ class LateOrDownRedisTests {
 				.as("the booking Redis made after the call stopped waiting is refunded there; the call, booked"
 						+ " in the fallback, is handed over to Redis once it answers: charged once, not twice")
 				.isEqualTo(600 - 300));
-		assertThat(other.book(this.claim, NOW, WALL, NOW)).as("and its slot is free")
+		assertThat(other.book(this.request, NOW, WALL, NOW)).as("and its slot is free")
 			.isInstanceOf(Booking.Booked.class);
 	}
 
@@ -103,16 +104,16 @@ class LateOrDownRedisTests {
 	void theLocalBooksStartFromWhatRedisLastSaidNotFull() {
 		// one replica, taking the whole limit in fallback
 		RedisQuotaStore store = store(Duration.ofMillis(200), 1.0);
-		Claim most = new Claim(List.of(new Charge(this.tokens, 500)), List.of(), List.of(), null);
+		BookingRequest most = new BookingRequest(List.of(new Charge(this.tokens, 500)), List.of(), List.of(), null);
 		assertThat(store.book(most, NOW, WALL, NOW)).isInstanceOf(Booking.Booked.class);
 		pause(Duration.ofMillis(1_500));
-		Claim more = new Claim(List.of(new Charge(this.tokens, 300)), List.of(), List.of(), null);
+		BookingRequest more = new BookingRequest(List.of(new Charge(this.tokens, 300)), List.of(), List.of(), null);
 		Booking booking = store.book(more, NOW, WALL, NOW);
 		assertThat(store.status().reachable()).as("judged down").isFalse();
 		assertThat(booking).as("100 of 600 were left in Redis: 300 more do not fit in the local books either")
 			.isInstanceOfSatisfying(Booking.Refused.class,
 					(refused) -> assertThat(refused.bucket().key()).isEqualTo(this.tokens.key()));
-		Claim little = new Claim(List.of(new Charge(this.tokens, 100)), List.of(), List.of(), null);
+		BookingRequest little = new BookingRequest(List.of(new Charge(this.tokens, 100)), List.of(), List.of(), null);
 		assertThat(store.book(little, NOW, WALL, NOW)).as("what was left still fits")
 			.isInstanceOfSatisfying(Booking.Booked.class, (booked) -> assertThat(booked.fallback()).isTrue());
 	}
@@ -128,7 +129,7 @@ class LateOrDownRedisTests {
 		await().atMost(PATIENCE).until(() -> one.share("late") == 0.5);
 		pause(Duration.ofMillis(1_500));
 		// 600 a minute, two replicas live: this one takes 300 while Redis is down
-		Claim some = new Claim(List.of(new Charge(this.tokens, 200)), List.of(), List.of(), null);
+		BookingRequest some = new BookingRequest(List.of(new Charge(this.tokens, 200)), List.of(), List.of(), null);
 		assertThat(one.book(some, NOW, WALL, NOW)).isInstanceOfSatisfying(Booking.Booked.class,
 				(booked) -> assertThat(booked.fallback()).isTrue());
 		assertThat(one.book(some, NOW, WALL, NOW)).as("200 more would pass the replica's 300")

@@ -10,7 +10,7 @@ import java.util.Set;
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Charge;
-import dev.llmquota.core.Claim;
+import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,7 +66,7 @@ class QuotaScriptTests {
 	@Test
 	void refillKeepsTheFractionalRemainderOfARateThatDoesNotDivideTheMinute() {
 		BucketSpec bucket = rate("odd", 7, 7);
-		book(claim(new Charge(bucket, 7)), -1);
+		book(request(new Charge(bucket, 7)), -1);
 		// 7 per minute: one unit every 8.571... s; three units after 25.714... s, not
 		// before
 		this.now += 25_714_285;
@@ -79,8 +79,8 @@ class QuotaScriptTests {
 	void booksAheadOnEveryBucketOfAConjunctionAtTheLatestTimeAnyAllows() {
 		BucketSpec requests = rate("requests", 60, 10);
 		BucketSpec tokens = rate("tokens", 600, 100);
-		book(claim(new Charge(tokens, 100)), -1);
-		Booking booking = book(claim(new Charge(requests, 1), new Charge(tokens, 50)), -1);
+		book(request(new Charge(tokens, 100)), -1);
+		Booking booking = book(request(new Charge(requests, 1), new Charge(tokens, 50)), -1);
 		assertThat(booking).isInstanceOf(Booking.Booked.class);
 		assertThat(((Booking.Booked) booking).start()).isEqualTo(5 * SECOND * 1000);
 		assertThat(level(requests)).as("charged now: it had room").isEqualTo(9);
@@ -89,29 +89,29 @@ class QuotaScriptTests {
 	@Test
 	void aSlotIsLeasedPerCallAndRefusedWhenAllAreTakenUntilTheEarliestLeaseExpires() {
 		BucketSpec slot = slot("concurrent", 2);
-		assertThat(book(claim(List.of(slot)), -1, "a", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+		assertThat(book(request(List.of(slot)), -1, "a", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
 		this.now += 5 * SECOND;
-		assertThat(book(claim(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
-		Booking refused = book(claim(List.of(slot)), -1, "c", 30 * SECOND);
+		assertThat(book(request(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+		Booking refused = book(request(List.of(slot)), -1, "c", 30 * SECOND);
 		assertThat(refused).isEqualTo(new Booking.Refused(slot, 25 * SECOND * 1000));
 	}
 
 	@Test
 	void aReleasedSlotIsFreeAtOnce() {
 		BucketSpec slot = slot("concurrent", 1);
-		book(claim(List.of(slot)), -1, "a", 30 * SECOND);
+		book(request(List.of(slot)), -1, "a", 30 * SECOND);
 		run(QuotaScript.release(new Booking.Lease("a", List.of(slot)), time()));
-		assertThat(book(claim(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+		assertThat(book(request(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
 	}
 
 	@Test
 	void aLeaseNobodyRenewsExpiresAndItsSlotReturns() {
 		BucketSpec slot = slot("concurrent", 1);
-		book(claim(List.of(slot)), -1, "dead-replica", 30 * SECOND);
+		book(request(List.of(slot)), -1, "dead-replica", 30 * SECOND);
 		this.now += 30 * SECOND - 1;
-		assertThat(book(claim(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Refused.class);
+		assertThat(book(request(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Refused.class);
 		this.now += 1;
-		assertThat(book(claim(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+		assertThat(book(request(List.of(slot)), -1, "b", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
 	}
 
 	@Test
@@ -119,14 +119,14 @@ class QuotaScriptTests {
 		BucketSpec slot = slot("concurrent", 2);
 		Booking.Lease live = new Booking.Lease("live", List.of(slot));
 		Booking.Lease lost = new Booking.Lease("lost", List.of(slot));
-		book(claim(List.of(slot)), -1, "live", 30 * SECOND);
-		book(claim(List.of(slot)), -1, "lost", 10 * SECOND);
+		book(request(List.of(slot)), -1, "live", 30 * SECOND);
+		book(request(List.of(slot)), -1, "lost", 10 * SECOND);
 		this.now += 20 * SECOND;
 		List<Object> renewed = run(QuotaScript.renew(List.of(live, lost), Duration.ofSeconds(30), time()));
 		assertThat(renewed.get(2)).as("leases renewed").isEqualTo(1L);
 		this.now += 29 * SECOND;
-		assertThat(book(claim(List.of(slot)), -1, "c", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
-		assertThat(book(claim(List.of(slot)), -1, "d", 30 * SECOND)).as("the renewed lease still holds its slot")
+		assertThat(book(request(List.of(slot)), -1, "c", 30 * SECOND)).isInstanceOf(Booking.Booked.class);
+		assertThat(book(request(List.of(slot)), -1, "d", 30 * SECOND)).as("the renewed lease still holds its slot")
 			.isInstanceOf(Booking.Refused.class);
 	}
 
@@ -135,10 +135,11 @@ class QuotaScriptTests {
 		BucketSpec bucket = rate("tokens", 600, 100);
 		String hold = this.prefix + "pool:m:hold";
 		run(QuotaScript.penalize(hold, Dimension.TOKENS_PER_MINUTE, 8 * SECOND * 1000, time()));
-		Claim claim = new Claim(List.of(new Charge(bucket, 10)), List.of(), List.of(hold), null);
-		assertThat(book(claim, 0)).isEqualTo(new Booking.Held(hold, Dimension.TOKENS_PER_MINUTE, 8 * SECOND * 1000));
+		BookingRequest request = new BookingRequest(List.of(new Charge(bucket, 10)), List.of(), List.of(hold), null);
+		assertThat(book(request, 0))
+			.isEqualTo(new Booking.Penalized(hold, Dimension.TOKENS_PER_MINUTE, 8 * SECOND * 1000));
 		assertThat(level(bucket)).as("nothing taken").isEqualTo(100);
-		Booking ahead = book(claim, 10 * SECOND);
+		Booking ahead = book(request, 10 * SECOND);
 		assertThat(((Booking.Booked) ahead).start()).as("booked for the end of the penalty")
 			.isEqualTo(8 * SECOND * 1000);
 	}
@@ -148,28 +149,28 @@ class QuotaScriptTests {
 		BucketSpec bucket = rate("requests", 60, 10);
 		String hold = this.prefix + "account:hold";
 		run(QuotaScript.exhaust(hold, null, "insufficient_quota", null, 60 * SECOND * 1000, time()));
-		Claim claim = new Claim(List.of(new Charge(bucket, 1)), List.of(), List.of(hold), null);
-		assertThat(book(claim, -1)).isEqualTo(new Booking.Exhausted(hold, null, "insufficient_quota", null));
+		BookingRequest request = new BookingRequest(List.of(new Charge(bucket, 1)), List.of(), List.of(hold), null);
+		assertThat(book(request, -1)).isEqualTo(new Booking.Exhausted(hold, null, "insufficient_quota", null));
 		this.now += 60 * SECOND;
-		Booking probe = book(claim, -1);
+		Booking probe = book(request, -1);
 		assertThat(((Booking.Booked) probe).probe()).isTrue();
-		assertThat(book(claim, -1)).as("one probe per interval").isInstanceOf(Booking.Exhausted.class);
+		assertThat(book(request, -1)).as("one probe per interval").isInstanceOf(Booking.Exhausted.class);
 		run(QuotaScript.clear(hold, time()));
-		assertThat(((Booking.Booked) book(claim, -1)).probe()).isFalse();
+		assertThat(((Booking.Booked) book(request, -1)).probe()).isFalse();
 	}
 
 	@Test
 	void aProbeRefusedForAnotherReasonIsNotUsedUp() {
 		BucketSpec slot = slot("concurrent", 1);
 		String hold = this.prefix + "account:hold";
-		book(claim(List.of(slot)), -1, "busy", 120 * SECOND);
+		book(request(List.of(slot)), -1, "busy", 120 * SECOND);
 		run(QuotaScript.exhaust(hold, null, "insufficient_quota", null, 60 * SECOND * 1000, time()));
 		this.now += 60 * SECOND;
-		Claim claim = new Claim(List.of(), List.of(slot), List.of(hold), null);
-		assertThat(book(claim, -1, "probe", 30 * SECOND)).as("no slot for the probe")
+		BookingRequest request = new BookingRequest(List.of(), List.of(slot), List.of(hold), null);
+		assertThat(book(request, -1, "probe", 30 * SECOND)).as("no slot for the probe")
 			.isInstanceOf(Booking.Refused.class);
 		run(QuotaScript.release(new Booking.Lease("busy", List.of(slot)), time()));
-		assertThat(((Booking.Booked) book(claim, -1, "probe", 30 * SECOND)).probe()).as("the probe is still due")
+		assertThat(((Booking.Booked) book(request, -1, "probe", 30 * SECOND)).probe()).as("the probe is still due")
 			.isTrue();
 	}
 
@@ -179,17 +180,17 @@ class QuotaScriptTests {
 		String hold = this.prefix + "pool:m:hold";
 		Instant reset = this.wall.plusSeconds(3600);
 		run(QuotaScript.exhaust(hold, Dimension.TOKENS_PER_DAY, "daily tokens", reset, 60 * SECOND * 1000, time()));
-		Claim claim = new Claim(List.of(new Charge(bucket, 1)), List.of(), List.of(hold), null);
-		assertThat(book(claim, -1))
+		BookingRequest request = new BookingRequest(List.of(new Charge(bucket, 1)), List.of(), List.of(hold), null);
+		assertThat(book(request, -1))
 			.isEqualTo(new Booking.Exhausted(hold, Dimension.TOKENS_PER_DAY, "daily tokens", reset));
 		this.now += 3600 * SECOND;
-		assertThat(book(claim, -1)).isInstanceOf(Booking.Booked.class);
+		assertThat(book(request, -1)).isInstanceOf(Booking.Booked.class);
 	}
 
 	@Test
 	void anIdleBucketsKeyExpiresWhenItWouldBeFullAgain() {
 		BucketSpec bucket = rate("tokens", 600, 100);
-		book(claim(new Charge(bucket, 50)), -1);
+		book(request(new Charge(bucket, 50)), -1);
 		// 50 units at 10 per second: full after 5 s; the key lives one second more
 		Long ttl = redis.getExpire(bucket.key()).block().toMillis();
 		assertThat(ttl).isBetween(5_000L, 6_000L);
@@ -199,8 +200,8 @@ class QuotaScriptTests {
 	void aDailyCounterRefusalNamesTheStoredDay() {
 		BucketSpec day = new BucketSpec(this.prefix + "account:requests-per-day", BucketSpec.Scope.ACCOUNT,
 				Dimension.REQUESTS_PER_DAY, 1, 1, UTC);
-		book(claim(new Charge(day, 1)), -1);
-		Booking refused = book(claim(new Charge(day, 1)), -1);
+		book(request(new Charge(day, 1)), -1);
+		Booking refused = book(request(new Charge(day, 1)), -1);
 		assertThat(refused).isEqualTo(new Booking.Refused(day, Duration.ofHours(12).toNanos()));
 	}
 
@@ -220,21 +221,21 @@ class QuotaScriptTests {
 	@Test
 	void booksLostWithTheirEpochStartEmptyAtTheLossAndRefillAtTheirRate() {
 		BucketSpec bucket = rate("lost", 60, 10);
-		book(claim(new Charge(bucket, 4)), -1);
+		book(request(new Charge(bucket, 4)), -1);
 		loseEverything();
 		// the books were full a moment ago to Redis, and this replica spent them: the
 		// bucket is empty at the loss, one unit a second from then
-		Booking booking = book(claim(new Charge(bucket, 3)), -1);
+		Booking booking = book(request(new Charge(bucket, 3)), -1);
 		assertThat(((Booking.Booked) booking).start()).isEqualTo(3 * SECOND * 1000);
 		this.now += 20 * SECOND;
-		assertThat(book(claim(new Charge(bucket, 10)), -1)).as("a window after the loss the bucket is full")
+		assertThat(book(request(new Charge(bucket, 10)), -1)).as("a window after the loss the bucket is full")
 			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10))));
 	}
 
 	@Test
 	void aCorrectionAfterTheLossDoesNotRecreateAFullBucket() {
 		BucketSpec bucket = rate("corrected", 60, 10);
-		book(claim(new Charge(bucket, 4)), -1);
+		book(request(new Charge(bucket, 4)), -1);
 		loseEverything();
 		run(QuotaScript.adjust(List.of(new Charge(bucket, 2)), time(), this.wall, this.epochs::add));
 		assertThat(level(bucket)).as("empty at the loss, then charged 2").isEqualTo(-2);
@@ -243,17 +244,17 @@ class QuotaScriptTests {
 	@Test
 	void aBucketThatExpiredIdleComesBackFull() {
 		BucketSpec bucket = rate("idle", 60, 10);
-		book(claim(new Charge(bucket, 4)), -1);
+		book(request(new Charge(bucket, 4)), -1);
 		this.now += 10 * SECOND;
 		redis.delete(bucket.key()).block(Duration.ofSeconds(5));
-		assertThat(book(claim(new Charge(bucket, 10)), -1))
+		assertThat(book(request(new Charge(bucket, 10)), -1))
 			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10))));
 	}
 
 	@Test
 	void aReplicaNewToBooksWithNoEpochTakesThemAsNew() {
 		BucketSpec bucket = rate("new", 60, 10);
-		assertThat(book(claim(new Charge(bucket, 10)), -1))
+		assertThat(book(request(new Charge(bucket, 10)), -1))
 			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10))));
 		assertThat(redis.opsForValue().get(QuotaScript.epochKey(bucket.key())).block(Duration.ofSeconds(5)))
 			.isEqualTo("0");
@@ -277,27 +278,26 @@ class QuotaScriptTests {
 				limit, limit, UTC);
 	}
 
-	private static Claim claim(Charge... charges) {
-		return new Claim(List.of(charges));
+	private static BookingRequest request(Charge... charges) {
+		return new BookingRequest(List.of(charges));
 	}
 
-	private static Claim claim(List<BucketSpec> slots) {
-		return new Claim(List.of(), slots, List.of(), null);
+	private static BookingRequest request(List<BucketSpec> slots) {
+		return new BookingRequest(List.of(), slots, List.of(), null);
 	}
 
 	/** Books with the latest start in microseconds from now (-1: any). */
-	private Booking book(Claim claim, long latestMicros) {
-		return book(claim, latestMicros, "lease", 30 * SECOND);
+	private Booking book(BookingRequest request, long latestMicros) {
+		return book(request, latestMicros, "lease", 30 * SECOND);
 	}
 
-	private Booking book(Claim claim, long latestMicros, String lease, long leaseMicros) {
+	private Booking book(BookingRequest request, long latestMicros, String lease, long leaseMicros) {
 		// The caller's nanoseconds are 0 at the script's now, so starts read as offsets.
 		long latest = (latestMicros < 0) ? Long.MAX_VALUE : latestMicros * 1000;
-		return QuotaScript
-			.booking(
-					run(QuotaScript.book(claim, time(), 0, latest, lease, Duration.ofNanos(leaseMicros * 1000),
-							this.wall, (claim.place() != null) ? claim.place() : "", this.epochs::add)),
-					claim, 0, this.wall, lease);
+		return QuotaScript.booking(
+				run(QuotaScript.book(request, time(), 0, latest, lease, Duration.ofNanos(leaseMicros * 1000), this.wall,
+						(request.place() != null) ? request.place() : "", this.epochs::add)),
+				request, 0, this.wall, lease);
 	}
 
 	private long level(BucketSpec bucket) {

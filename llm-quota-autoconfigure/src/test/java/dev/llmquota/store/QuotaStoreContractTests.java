@@ -8,7 +8,7 @@ import java.util.List;
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Charge;
-import dev.llmquota.core.Claim;
+import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.QuotaStore;
 import org.junit.jupiter.api.AfterEach;
@@ -75,8 +75,8 @@ public abstract class QuotaStoreContractTests {
 		return this.store.book(List.of(charges), this.now, this.wall, latestStart);
 	}
 
-	private Booking book(long latestStart, Claim.Reserve reserve, Charge... charges) {
-		return this.store.book(new Claim(List.of(charges), List.of(), List.of(), reserve), this.now, this.wall,
+	private Booking book(long latestStart, BookingRequest.Reserve reserve, Charge... charges) {
+		return this.store.book(new BookingRequest(List.of(charges), List.of(), List.of(), reserve), this.now, this.wall,
 				latestStart);
 	}
 
@@ -204,8 +204,10 @@ public abstract class QuotaStoreContractTests {
 
 	@Test
 	void aBatchCallLeavesTheInteractiveReserveWhileInteractiveCallsWaitAndBorrowsItOtherwise() {
-		Claim.Reserve interactive = new Claim.Reserve(false, this.prefix + "interactive-wait", 0.2, 30 * SECOND);
-		Claim.Reserve batch = new Claim.Reserve(true, this.prefix + "interactive-wait", 0.2, 30 * SECOND);
+		BookingRequest.Reserve interactive = new BookingRequest.Reserve(false, this.prefix + "interactive-wait", 0.2,
+				30 * SECOND);
+		BookingRequest.Reserve batch = new BookingRequest.Reserve(true, this.prefix + "interactive-wait", 0.2,
+				30 * SECOND);
 		assertThat(book(this.now, interactive, new Charge(rate("a"), 10))).isInstanceOf(Booking.Booked.class);
 		assertThat(book(this.now, interactive, new Charge(rate("a"), 1))).as("an interactive call waits")
 			.isInstanceOf(Booking.Refused.class);

@@ -12,7 +12,7 @@ import java.util.Set;
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Charge;
-import dev.llmquota.core.Claim;
+import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -129,7 +129,8 @@ class RedisAccessTests {
 	}
 
 	private Booking book(RedisQuotaStore store, long units) {
-		return store.book(new Claim(List.of(new Charge(this.tokens, units))), this.now, this.wall, Long.MAX_VALUE);
+		return store.book(new BookingRequest(List.of(new Charge(this.tokens, units))), this.now, this.wall,
+				Long.MAX_VALUE);
 	}
 
 	private int server(String... settings) throws IOException {

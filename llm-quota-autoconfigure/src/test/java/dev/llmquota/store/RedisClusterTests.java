@@ -15,7 +15,7 @@ import java.util.stream.IntStream;
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Charge;
-import dev.llmquota.core.Claim;
+import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -194,9 +194,10 @@ class RedisClusterTests {
 	}
 
 	private Booking book(long units) {
-		Claim claim = new Claim(List.of(new Charge(this.tokens, units), new Charge(this.requests, 1)),
-				List.of(this.slot), List.of(), null);
-		return this.store.book(claim, this.now, this.wall, Long.MAX_VALUE);
+		BookingRequest request = new BookingRequest(
+				List.of(new Charge(this.tokens, units), new Charge(this.requests, 1)), List.of(this.slot), List.of(),
+				null);
+		return this.store.book(request, this.now, this.wall, Long.MAX_VALUE);
 	}
 
 	/** The node that is master of a slot now. */

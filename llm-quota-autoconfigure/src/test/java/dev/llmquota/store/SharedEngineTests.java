@@ -233,7 +233,7 @@ class SharedEngineTests {
 		QuotaEngine one = replica();
 		QuotaEngine two = replica();
 		one.rateLimited(pool(one), REQUESTS_PER_MINUTE, Duration.ofSeconds(5));
-		await().atMost(PATIENCE).until(() -> holds(pool(one).holdKey(), "p:requests-per-minute"));
+		await().atMost(PATIENCE).until(() -> holds(pool(one).sanctionsKey(), "p:requests-per-minute"));
 		Calls.Call held = call(two);
 		awaitBooked(two);
 		this.clock.advance(Duration.ofMillis(4_999));
@@ -247,7 +247,7 @@ class SharedEngineTests {
 		QuotaEngine one = replica();
 		QuotaEngine two = replica();
 		one.rateLimited(pool(one), REQUESTS_PER_MINUTE, Duration.ofSeconds(60));
-		await().atMost(PATIENCE).until(() -> holds(pool(one).holdKey(), "p:requests-per-minute"));
+		await().atMost(PATIENCE).until(() -> holds(pool(one).sanctionsKey(), "p:requests-per-minute"));
 		Calls.Call held = acquire(two, pool(two), new Demand(100, 100), null, Duration.ofSeconds(2));
 		await().atMost(PATIENCE).until(() -> two.state(pool(two)) == QuotaState.THROTTLED);
 		this.clock.advance(Duration.ofSeconds(2));
@@ -262,7 +262,7 @@ class SharedEngineTests {
 		QuotaEngine one = replica();
 		QuotaEngine two = replica();
 		one.exhaust(pool(one), true, null, "insufficient_quota", null);
-		String hold = pool(one).account().holdKey();
+		String hold = pool(one).account().sanctionsKey();
 		await().atMost(PATIENCE).until(() -> holds(hold, "xr"));
 		Calls.Call refused = call(two);
 		await().atMost(PATIENCE).until(() -> refused.error() != null);

@@ -10,7 +10,7 @@ import java.util.Map;
  * exhaustion (calls fail fast, one probe now and then where no reset is known).
  * Thread-safe.
  */
-final class Hold {
+final class Sanctions {
 
 	private final Map<Dimension, Long> penalties = new EnumMap<>(Dimension.class);
 

@@ -3,23 +3,26 @@ package dev.llmquota.core;
 import java.util.List;
 
 /**
- * What one call asks of a store in one booking.
+ * What one call asks of a store in one booking: the call's {@link Demand} in the store's
+ * terms.
  *
  * @param charges the units per bucket
  * @param slots the in-flight slots shared with other processes, one each
- * @param holds the keys of the holds that may stop the call: its pool's and its account's
+ * @param sanctions the keys of the {@link Sanctions} that may stop the call: its pool's
+ * and its account's
  * @param reserve the interactive reserve, or {@code null} when none applies
  * @param place the call's place in the line for shared slots, the same for every booking
  * of one call, so a call refused for a slot keeps the place it took: unique in this
  * process, or {@code null} for none
  */
-public record Claim(List<Charge> charges, List<BucketSpec> slots, List<String> holds, Reserve reserve, String place) {
+public record BookingRequest(List<Charge> charges, List<BucketSpec> slots, List<String> sanctions, Reserve reserve,
+		String place) {
 
 	/**
 	 * A call with charges only.
 	 * @param charges the units per bucket
 	 */
-	public Claim(List<Charge> charges) {
+	public BookingRequest(List<Charge> charges) {
 		this(charges, List.of(), List.of(), null, null);
 	}
 
@@ -27,11 +30,11 @@ public record Claim(List<Charge> charges, List<BucketSpec> slots, List<String> h
 	 * A call that keeps no place in line.
 	 * @param charges the units per bucket
 	 * @param slots the shared in-flight slots
-	 * @param holds the keys of the holds that may stop the call
+	 * @param sanctions the keys of the sanctions that may stop the call
 	 * @param reserve the interactive reserve, or {@code null}
 	 */
-	public Claim(List<Charge> charges, List<BucketSpec> slots, List<String> holds, Reserve reserve) {
-		this(charges, slots, holds, reserve, null);
+	public BookingRequest(List<Charge> charges, List<BucketSpec> slots, List<String> sanctions, Reserve reserve) {
+		this(charges, slots, sanctions, reserve, null);
 	}
 
 	/**

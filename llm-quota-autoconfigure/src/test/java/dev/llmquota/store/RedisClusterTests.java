@@ -134,6 +134,8 @@ class RedisClusterTests {
 	}
 
 	@BeforeEach
+	@SuppressWarnings("deprecation") // the adaptive triggers' builder methods, in Lettuce
+										// 7 (Boot 4.1)
 	void connect() {
 		// what Spring Boot's spring.data.redis.lettuce.cluster.refresh.* set: follow a
 		// failover at once (adaptive) and look now and then (periodic)

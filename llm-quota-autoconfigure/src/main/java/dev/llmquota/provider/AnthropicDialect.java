@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ServerLimit;
@@ -14,6 +15,9 @@ import tools.jackson.databind.JsonNode;
  * Anthropic's Messages API (first party; Bedrock and Vertex carry the same body shapes).
  */
 final class AnthropicDialect implements Dialect {
+
+	/** What {@link #readBody} reads of an answer: its usage. */
+	private static final Set<String> BODY_FIELDS = Set.of("usage");
 
 	static final AnthropicDialect INSTANCE = new AnthropicDialect();
 
@@ -65,6 +69,11 @@ final class AnthropicDialect implements Dialect {
 			Instant now) {
 		RateLimitHeaders.read(limits, headers, dimension, PREFIX + name + "-limit", PREFIX + name + "-remaining",
 				PREFIX + name + "-reset", RateLimitHeaders.ABSOLUTE, now);
+	}
+
+	@Override
+	public Set<String> bodyFields() {
+		return BODY_FIELDS;
 	}
 
 	@Override

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 import dev.llmquota.core.Dimension;
 import tools.jackson.databind.JsonNode;
@@ -13,6 +14,11 @@ import tools.jackson.databind.JsonNode;
  * AWS Bedrock's Converse API: the model id in the path; no rate-limit headers.
  */
 final class BedrockDialect implements Dialect {
+
+	/**
+	 * What {@link #readBody} reads of an answer: its usage, or a Titan embedding's count.
+	 */
+	private static final Set<String> BODY_FIELDS = Set.of("usage", "inputTextTokenCount");
 
 	static final BedrockDialect INSTANCE = new BedrockDialect();
 
@@ -69,6 +75,11 @@ final class BedrockDialect implements Dialect {
 	public Framing framing(boolean streaming) {
 		// ConverseStream and InvokeModelWithResponseStream are AWS's binary event stream
 		return streaming ? Framing.EVENT_STREAM : Framing.JSON;
+	}
+
+	@Override
+	public Set<String> bodyFields() {
+		return BODY_FIELDS;
 	}
 
 	@Override

@@ -3,6 +3,7 @@ package dev.llmquota.provider;
 import java.net.URI;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 
 import dev.llmquota.core.ServerLimit;
 import tools.jackson.databind.JsonNode;
@@ -96,6 +97,15 @@ public interface Dialect {
 	 * @param usage where to put what it says
 	 */
 	void readBody(JsonNode body, UsageAccumulator usage);
+
+	/**
+	 * Returns the top-level fields of a JSON answer {@link #readBody} reads: only these
+	 * are parsed into a tree, the rest (the generated text) is skipped as it is read.
+	 * @return the fields, or {@code null} when the whole answer is read
+	 */
+	default Set<String> bodyFields() {
+		return null;
+	}
 
 	/**
 	 * Reads usage and output text from one event of a streamed answer.

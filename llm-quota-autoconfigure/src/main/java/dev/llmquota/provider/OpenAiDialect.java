@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ServerLimit;
@@ -14,6 +15,9 @@ import tools.jackson.databind.JsonNode;
  * OpenAI's Chat Completions and Responses APIs.
  */
 class OpenAiDialect implements Dialect {
+
+	/** What {@link #readBody} reads of an answer: its usage. */
+	private static final Set<String> BODY_FIELDS = Set.of("usage");
 
 	static final OpenAiDialect INSTANCE = new OpenAiDialect();
 
@@ -64,6 +68,11 @@ class OpenAiDialect implements Dialect {
 		RateLimitHeaders.read(limits, headers, Dimension.TOKENS_PER_MINUTE, "x-ratelimit-limit-tokens",
 				"x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens", RateLimitHeaders.RELATIVE, now);
 		return limits;
+	}
+
+	@Override
+	public Set<String> bodyFields() {
+		return BODY_FIELDS;
 	}
 
 	@Override

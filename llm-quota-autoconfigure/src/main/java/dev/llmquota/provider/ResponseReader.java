@@ -3,10 +3,14 @@ package dev.llmquota.provider;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Reads usage from an answer's bytes as they pass, without holding the caller's buffers:
@@ -98,7 +102,7 @@ public final class ResponseReader {
 						+ this.dialect.id().id() + " answer larger than 16 MiB; its reservation stands");
 			}
 			else if (this.pending.size() > 0) {
-				JsonNode body = parse(this.pending.toByteArray(), 0, this.pending.size());
+				JsonNode body = parseBody(this.pending.toByteArray());
 				if (body != null && body.isArray()) {
 					// a stream sent as one JSON array (Gemini without alt=sse)
 					body.values().forEach((element) -> read(element, true));
@@ -229,15 +233,51 @@ public final class ResponseReader {
 		}
 	}
 
+	/**
+	 * Parses a whole JSON answer: into a tree of only the top-level fields the dialect
+	 * reads, the rest (the generated text) skipped as the parser passes it; a body that
+	 * is not an object (a stream sent as one JSON array) is parsed whole.
+	 */
+	private JsonNode parseBody(byte[] bytes) {
+		Set<String> fields = this.dialect.bodyFields();
+		if (fields == null) {
+			return parse(bytes, 0, bytes.length);
+		}
+		try (JsonParser parser = mapper.createParser(bytes)) {
+			if (parser.nextToken() != JsonToken.START_OBJECT) {
+				return parse(bytes, 0, bytes.length);
+			}
+			ObjectNode read = mapper.createObjectNode();
+			while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+				String name = parser.currentName();
+				parser.nextToken();
+				if (fields.contains(name)) {
+					read.set(name, parser.readValueAsTree());
+				}
+				else {
+					parser.skipChildren();
+				}
+			}
+			return read;
+		}
+		catch (JacksonException ex) {
+			return unreadable(ex);
+		}
+	}
+
 	private JsonNode parse(byte[] bytes, int offset, int length) {
 		try {
 			return mapper.readTree(bytes, offset, length);
 		}
 		catch (JacksonException ex) {
-			LogOnce.warn(this.dialect.id().id() + ": unreadable answer", "llm-quota could not read usage from a "
-					+ this.dialect.id().id() + " answer (" + ex.getOriginalMessage() + "); it keeps the reservation");
-			return null;
+			return unreadable(ex);
 		}
+	}
+
+	private JsonNode unreadable(JacksonException ex) {
+		LogOnce.warn(this.dialect.id().id() + ": unreadable answer", "llm-quota could not read usage from a "
+				+ this.dialect.id().id() + " answer (" + ex.getOriginalMessage() + "); it keeps the reservation");
+		return null;
 	}
 
 }

@@ -193,6 +193,30 @@ class RecordedFixtureParsingTests {
 	}
 
 	@Test
+	void aJsonAnswerIsReadForItsUsageWhereverItStandsAndItsTextIsSkipped() {
+		String text = "word ".repeat(20_000);
+		ResponseReader before = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
+		before.feed(bytes("{\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3},\"choices\":[{\"message\":"
+				+ "{\"content\":\"" + text + "\",\"extra\":[1,{\"a\":[]}]}}],\"id\":\"x\"}"));
+		before.finish();
+		assertThat(before.usage().usage(-1)).isEqualTo(new Usage(12, 0, 3));
+		ResponseReader after = new ResponseReader(Dialect.of(DialectId.ANTHROPIC), Framing.JSON);
+		after.feed(bytes("{\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}],"
+				+ "\"usage\":{\"input_tokens\":7,\"output_tokens\":2}}"));
+		after.finish();
+		assertThat(after.usage().usage(-1)).isEqualTo(new Usage(7, 0, 2));
+	}
+
+	@Test
+	void aJsonAnswerBrokenInItsTextKeepsTheReservation() {
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
+		reader.feed(bytes("{\"choices\":[{\"message\":{\"content\":\"cut here"));
+		reader.feed(bytes("}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}"));
+		reader.finish();
+		assertThat(reader.usage().hasUsage()).as("unreadable: nothing reported, the reservation stands").isFalse();
+	}
+
+	@Test
 	void ollamaNdjsonStreamReportsCountsOnItsLastLine() {
 		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.OLLAMA), Framing.NDJSON);
 		reader.feed(bytes("{\"message\":{\"content\":\"Hi\"},\"done\":false}\n{\"message\":{\"content\":\"\"},"));

@@ -184,14 +184,22 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		return followed(response, call);
 	}
 
-	/** The answer, its body read on its way to the caller. */
+	/**
+	 * The answer, its body read on its way to the caller: one operator for its buffers
+	 * and its end, one for a cancel.
+	 */
 	private static ClientResponse followed(ClientResponse response, GovernedCall call) {
-		return response.mutate()
-			.body((body) -> body.doOnNext((buffer) -> peek(buffer, call))
-				.doOnComplete(call::onComplete)
-				.doOnError((ex) -> call.onAbort())
-				.doOnCancel(call::onAbort))
-			.build();
+		return response.mutate().body((body) -> body.doOnEach((signal) -> {
+			if (signal.isOnNext()) {
+				peek(signal.get(), call);
+			}
+			else if (signal.isOnComplete()) {
+				call.onComplete();
+			}
+			else if (signal.isOnError()) {
+				call.onAbort();
+			}
+		}).doOnCancel(call::onAbort)).build();
 	}
 
 	private static void peek(DataBuffer buffer, GovernedCall call) {

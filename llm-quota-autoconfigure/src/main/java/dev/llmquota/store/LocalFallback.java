@@ -128,8 +128,19 @@ final class LocalFallback {
 	void startFrom(Collection<QuotaScript.Seen> levels) {
 		this.charged.clear();
 		for (QuotaScript.Seen seen : levels) {
-			this.books.lowerTo(scaled(seen.bucket()), (long) Math.floor(seen.level() * share(seen.bucket())),
-					seen.at());
+			BucketSpec scaled = scaled(seen.bucket());
+			if (!seen.bucket().daily()) {
+				this.books.lowerTo(scaled, (long) Math.floor(seen.level() * share(seen.bucket())), seen.at());
+				continue;
+			}
+			// a daily count: this replica's share of what the day has used, so the
+			// replicas together leave what Redis had left (never a fresh day); a count of
+			// another day than the one it was seen on starts unused, as it should
+			long target = (long) Math.ceil(seen.level() * share(seen.bucket()));
+			long used = scaled.enforced() - this.books.state(scaled, seen.at(), seen.wall()).remaining();
+			if (target > used) {
+				this.books.adjust(List.of(new Charge(scaled, target - used)), seen.at(), seen.wall());
+			}
 		}
 	}
 

@@ -131,10 +131,11 @@ final class QuotaScript {
 	}
 
 	/**
-	 * What a booking left in its rate buckets, as its reply says: each level at the
-	 * caller's monotonic time it holds for. Daily counters are left out.
+	 * What a booking left in its buckets, as its reply says: each rate bucket's level at
+	 * the caller's monotonic time it holds for, each daily counter's units used on the
+	 * day of the booking.
 	 */
-	static List<Seen> levels(List<Object> reply, BookingRequest request, long now) {
+	static List<Seen> levels(List<Object> reply, BookingRequest request, long now, Instant wallNow) {
 		List<Seen> levels = new ArrayList<>();
 		if (integer(reply, 0) != 0) {
 			return levels;
@@ -142,22 +143,22 @@ final class QuotaScript {
 		List<Charge> charges = request.charges();
 		for (int i = 0; i < charges.size() && 5 + 2 * i < reply.size(); i++) {
 			BucketSpec bucket = charges.get(i).bucket();
-			if (!bucket.daily()) {
-				levels
-					.add(new Seen(bucket, number(reply, 4 + 2 * i), now + number(reply, 5 + 2 * i) * NANOS_PER_MICRO));
-			}
+			levels.add(bucket.daily() ? new Seen(bucket, number(reply, 4 + 2 * i), now, wallNow) : new Seen(bucket,
+					number(reply, 4 + 2 * i), now + number(reply, 5 + 2 * i) * NANOS_PER_MICRO, wallNow));
 		}
 		return levels;
 	}
 
 	/**
-	 * A rate bucket's level as Redis last said, at a monotonic time.
+	 * A bucket as Redis last said: a rate bucket's level at a monotonic time, or a daily
+	 * counter's units used.
 	 *
 	 * @param bucket the bucket
-	 * @param level its level
-	 * @param at the time it holds for
+	 * @param level a rate bucket's level, or a daily counter's units used
+	 * @param at the monotonic time it holds for
+	 * @param wall the wall time it was said at: the day a daily count is of
 	 */
-	record Seen(BucketSpec bucket, long level, long at) {
+	record Seen(BucketSpec bucket, long level, long at, Instant wall) {
 
 	}
 

@@ -204,7 +204,8 @@ public final class RedisQuotaStore implements QuotaStore {
 					Duration.ofNanos(patience).plus(this.settings.leaseTime()));
 			Instant wall = wallNow;
 			Booking booking = new BookingAnswer(this.redis, this.availability, answer, (reply) -> {
-				QuotaScript.levels(reply, request, now).forEach((level) -> this.seen.put(level.bucket().key(), level));
+				QuotaScript.levels(reply, request, now, wall)
+					.forEach((level) -> this.seen.put(level.bucket().key(), level));
 				return QuotaScript.booking(reply, request, now, wall, lease);
 			}).await(patience, request.slots().isEmpty() ? null : new Booking.Lease(lease, request.slots()), (late) -> {
 				// the call went without it: Redis gives it all back

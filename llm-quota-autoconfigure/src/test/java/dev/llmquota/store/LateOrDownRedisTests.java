@@ -119,6 +119,22 @@ class LateOrDownRedisTests {
 	}
 
 	@Test
+	void theLocalBooksStartFromTheDaysCountRedisLastSaidNotUnused() {
+		BucketSpec day = new BucketSpec("llmq:{late}:requests-per-day", BucketSpec.Scope.ACCOUNT,
+				Dimension.REQUESTS_PER_DAY, 10, 10, java.time.ZoneOffset.UTC);
+		RedisQuotaStore store = store(Duration.ofMillis(200));
+		BookingRequest eight = new BookingRequest(List.of(new Charge(day, 8)), List.of(), List.of(), null);
+		assertThat(store.book(eight, NOW, WALL, NOW)).isInstanceOf(Booking.Booked.class);
+		pause(Duration.ofMillis(1_500));
+		BookingRequest one = new BookingRequest(List.of(new Charge(day, 1)), List.of(), List.of(), null);
+		assertThat(store.book(one, NOW, WALL, NOW)).as("half of the 2 left today: one more call")
+			.isInstanceOfSatisfying(Booking.Booked.class, (booked) -> assertThat(booked.fallback()).isTrue());
+		assertThat(store.status().reachable()).as("judged down").isFalse();
+		assertThat(store.book(one, NOW, WALL, NOW)).as("the day's count Redis had, not a fresh day")
+			.isInstanceOf(Booking.Refused.class);
+	}
+
+	@Test
 	void inFallbackAReplicaTakesOneOverTheLiveReplicasAtMostItsLocalShare() {
 		RedisQuotaStore one = store(Duration.ofMillis(200), 1.0);
 		RedisQuotaStore two = store(Duration.ofMillis(200), 1.0);

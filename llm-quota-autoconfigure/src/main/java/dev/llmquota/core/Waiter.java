@@ -127,9 +127,10 @@ final class Waiter {
 
 	/**
 	 * The call's place in the lines for shared slots: one per call, whatever its
-	 * attempts.
+	 * attempts; taken when it is first asked of a shared store (only the store thread
+	 * asks), so a call booked in this process's books pays nothing for it.
 	 */
-	private final String place = Long.toString(places.incrementAndGet());
+	private String place;
 
 	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink,
 			QuotaSettings settings) {
@@ -182,7 +183,14 @@ final class Waiter {
 		}
 		return new BookingRequest(this.charges, all,
 				List.of(this.pool.sanctionsKey(), this.pool.account().sanctionsKey()), this.reserve,
-				all.isEmpty() ? null : this.place);
+				all.isEmpty() ? null : place());
+	}
+
+	private String place() {
+		if (this.place == null) {
+			this.place = Long.toString(places.incrementAndGet());
+		}
+		return this.place;
 	}
 
 	/** Returns what the call asks of a store of this process: charges and reserve. */

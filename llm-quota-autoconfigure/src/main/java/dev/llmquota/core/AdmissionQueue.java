@@ -23,12 +23,10 @@ import reactor.core.Disposable;
  * This is the driver: the lock, the timer, the calls in flight and the signals. Where
  * calls are booked is its {@link Drain}: {@link LocalDrain} for books of this process,
  * {@link SharedDrain} for a store shared by many; both apply the same
- * {@link AdmissionRules}. {@link Corrections} takes each call's usage into the books.
+ * {@link dev.llmquota.core.kernel.Admission rules}. {@link Corrections} takes each call's
+ * usage into the books.
  */
 final class AdmissionQueue {
-
-	/** How many waiting calls one run of the queue tries to admit. */
-	static final int BACKFILL_WINDOW = 256;
 
 	/**
 	 * Signals produced on this thread while it is already signalling (see emit); empty
@@ -79,9 +77,8 @@ final class AdmissionQueue {
 		this.clock = clock;
 		this.settings = settings;
 		this.events = events;
-		AdmissionRules rules = new AdmissionRules(account, settings);
-		this.drain = (storeThread != null) ? new SharedDrain(this, store, rules, storeThread)
-				: new LocalDrain(this, store, rules);
+		this.drain = (storeThread != null) ? new SharedDrain(this, account, settings, store, storeThread)
+				: new LocalDrain(this, account, settings, store);
 		this.corrections = new Corrections(this, store, clock, events, storeThread);
 	}
 
@@ -94,7 +91,7 @@ final class AdmissionQueue {
 		this.lock.lock();
 		try {
 			if (this.closed) {
-				waiter.fail(AdmissionRules.closedException(waiter), after);
+				waiter.fail(QueueBooks.closedException(waiter), after);
 			}
 			else {
 				queueOf(waiter).addLast(waiter);
@@ -223,13 +220,13 @@ final class AdmissionQueue {
 			}
 			for (ArrayDeque<Waiter> queue : this.classes) {
 				for (Waiter waiter : queue) {
-					waiter.fail(AdmissionRules.closedException(waiter), after);
+					waiter.fail(QueueBooks.closedException(waiter), after);
 				}
 				queue.clear();
 			}
 			for (Waiter waiter : this.drain.scheduled()) {
 				unstarted.add(this.drain.unschedule(waiter));
-				waiter.fail(AdmissionRules.closedException(waiter), after);
+				waiter.fail(QueueBooks.closedException(waiter), after);
 			}
 			permits = new ArrayList<>(this.live);
 		}

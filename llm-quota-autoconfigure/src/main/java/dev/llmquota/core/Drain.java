@@ -6,7 +6,7 @@ import java.util.List;
  * How an account's queue is run: where its calls are booked. {@link LocalDrain} books in
  * this process's books, under the queue's lock; {@link SharedDrain} books in a store
  * shared by many processes, from the store thread, and may book a call ahead of its
- * start. Both apply the same {@link AdmissionRules}.
+ * start. Both apply the same {@link dev.llmquota.core.kernel.Admission rules}.
  */
 interface Drain {
 

@@ -1,5 +1,7 @@
 package dev.llmquota.core;
 
+import dev.llmquota.core.kernel.Admission;
+
 /**
  * A bound on what is outstanding at once: calls, or tokens weighted per call. A weight
  * larger than the capacity is clamped to it, so such a call is admitted alone instead of
@@ -7,7 +9,7 @@ package dev.llmquota.core;
  * latency); a smaller capacity only makes later calls wait. Instances are not
  * thread-safe.
  */
-final class InFlightGate {
+final class InFlightGate implements Admission.Gate {
 
 	private final Dimension dimension;
 
@@ -43,10 +45,12 @@ final class InFlightGate {
 		return this.derived;
 	}
 
+	@Override
 	public long capacity() {
 		return this.capacity;
 	}
 
+	@Override
 	public long inUse() {
 		return this.inUse;
 	}
@@ -61,17 +65,9 @@ final class InFlightGate {
 	 * @param units the call's size
 	 * @return the weight
 	 */
+	@Override
 	public long weight(long units) {
 		return Math.min(units, this.capacity);
-	}
-
-	/**
-	 * Returns whether a call of the given size can enter now.
-	 * @param units the call's size
-	 * @return whether it fits
-	 */
-	public boolean fits(long units) {
-		return this.inUse + weight(units) <= this.capacity;
 	}
 
 	/**

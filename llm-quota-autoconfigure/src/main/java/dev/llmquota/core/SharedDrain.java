@@ -5,7 +5,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executor;
@@ -13,6 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.llmquota.QuotaStoreUnavailableException;
+import dev.llmquota.core.kernel.Admission;
 import dev.llmquota.core.kernel.Arith;
 
 /**
@@ -21,13 +21,9 @@ import dev.llmquota.core.kernel.Arith;
  * its start holding its local gates. Bookings go out from the engine's store thread only,
  * never under the lock, so no caller's thread waits on the network.
  */
-final class SharedDrain implements Drain {
-
-	private final AdmissionQueue queue;
+final class SharedDrain extends QueueBooks implements Drain {
 
 	private final QuotaStore store;
-
-	private final AdmissionRules rules;
 
 	private final Executor storeThread;
 
@@ -36,10 +32,9 @@ final class SharedDrain implements Drain {
 	/** Calls booked ahead in the shared store, waiting for their start. */
 	private final Set<Waiter> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
 
-	SharedDrain(AdmissionQueue queue, QuotaStore store, AdmissionRules rules, Executor storeThread) {
-		this.queue = queue;
+	SharedDrain(AdmissionQueue queue, Account account, QuotaSettings settings, QuotaStore store, Executor storeThread) {
+		super(queue, account, settings, store);
 		this.store = store;
-		this.rules = rules;
 		this.storeThread = storeThread;
 	}
 
@@ -161,60 +156,40 @@ final class SharedDrain implements Drain {
 	 * waiters past their deadline, and sets the timer when none may be booked yet.
 	 */
 	private Waiter nextToBook(long now, Instant wallNow, List<Runnable> after) {
-		long nextWake = Long.MAX_VALUE;
-		int tried = 0;
-		// the first call that waits on: no later call may take gate room it needs
-		Waiter head = null;
-		for (ArrayDeque<Waiter> queue : this.queue.classes()) {
-			for (Iterator<Waiter> it = queue.iterator(); it.hasNext();) {
-				Waiter waiter = it.next();
-				if (waiter.state() != Waiter.State.WAITING) {
-					continue;
-				}
-				// a call is asked about once, even with no time to wait at all
-				if (waiter.deadline <= now && waiter.asked()) {
-					it.remove();
-					waiter.fail(AdmissionRules.timeoutException(waiter, now), after);
-					continue;
-				}
-				nextWake = Math.min(nextWake, Math.max(waiter.deadline, now));
-				if (tried++ >= AdmissionQueue.BACKFILL_WINDOW) {
-					continue;
-				}
-				waiter.ask();
-				waiter.refreshCharges();
-				if (!this.store.status().reachable() && this.rules.exhausted(waiter, now, wallNow, after)) {
-					// the shared store would say so; its local fallback does not know
-					it.remove();
-					continue;
-				}
-				if (this.rules.penalized(waiter, now) || waiter.readyAt() > now) {
-					nextWake = Math.min(nextWake, waiter.readyAt());
-					head = (head != null) ? head : waiter;
-					continue;
-				}
-				Waiter.GateUse blocking = waiter.blockingGate();
-				if (blocking != null) {
-					// a release runs the queue again
-					waiter.blockedBy(blocking.gate().dimension(), waiter.scopeOf(blocking.gate()), true);
-					head = (head != null) ? head : waiter;
-					if (waiter.needsDayCheck()) {
-						// a spent day fails the call now, not once the bound opens
-						waiter.startDayCheck();
-						return waiter;
-					}
-					continue;
-				}
-				if (head != null && AdmissionRules.takesGateRoomOf(head, waiter)) {
-					waiter.blockedLike(head);
-					continue;
-				}
-				waiter.startBooking();
-				return waiter;
-			}
-		}
-		this.queue.wakeAt(nextWake, now);
-		return null;
+		runs(now, wallNow, after);
+		return Admission.nextToBook(this.queue.classes(), this, now);
+	}
+
+	@Override
+	public void look(Waiter waiter) {
+		waiter.ask();
+		waiter.refreshCharges();
+	}
+
+	@Override
+	public boolean asked(Waiter waiter) {
+		return waiter.asked();
+	}
+
+	/** The shared store says so itself; only its local fallback does not know. */
+	@Override
+	public boolean exhausted(Waiter waiter, long now) {
+		return !this.store.status().reachable() && super.exhausted(waiter, now);
+	}
+
+	@Override
+	public boolean needsDayCheck(Waiter waiter) {
+		return waiter.needsDayCheck();
+	}
+
+	@Override
+	public void bookShared(Waiter waiter) {
+		waiter.startBooking();
+	}
+
+	@Override
+	public void checkDay(Waiter waiter) {
+		waiter.startDayCheck();
 	}
 
 	/**
@@ -228,7 +203,7 @@ final class SharedDrain implements Drain {
 			if (charge.bucket().daily()) {
 				long until;
 				try {
-					until = this.store.nanosUntilAvailable(List.of(charge), now, wallNow);
+					until = dayWait(charge, now, wallNow);
 				}
 				catch (RuntimeException ex) {
 					until = 0;
@@ -242,9 +217,8 @@ final class SharedDrain implements Drain {
 		List<Runnable> after = new ArrayList<>();
 		this.queue.lock().lock();
 		try {
-			if (waiter.dayChecked() && spent != null
-					&& AdmissionRules.outlastsDeadline(waiter, spent.bucket(), wait, now)) {
-				this.queue.fail(waiter, AdmissionRules.budgetException(waiter, spent.bucket(), wallNow, wait), after);
+			if (waiter.dayChecked() && spent != null && Admission.outlastsDeadline(true, wait, waiter.deadline, now)) {
+				this.queue.fail(waiter, budgetException(waiter, spent.bucket(), wallNow, wait), after);
 			}
 		}
 		finally {
@@ -269,9 +243,8 @@ final class SharedDrain implements Drain {
 		else if (booking instanceof Booking.Refused refused) {
 			BucketSpec bucket = refused.bucket();
 			waiter.blockedBy(bucket.dimension(), bucket.scope(), bucket.slots());
-			if (AdmissionRules.outlastsDeadline(waiter, bucket, refused.waitNanos(), now)) {
-				this.queue.fail(waiter, AdmissionRules.budgetException(waiter, bucket, wallNow, refused.waitNanos()),
-						after);
+			if (Admission.outlastsDeadline(bucket.daily(), refused.waitNanos(), waiter.deadline, now)) {
+				this.queue.fail(waiter, budgetException(waiter, bucket, wallNow, refused.waitNanos()), after);
 			}
 			else {
 				// Refused: no start in time, as the books stand. Refunds and releases
@@ -284,7 +257,12 @@ final class SharedDrain implements Drain {
 		else if (booking instanceof Booking.Penalized penalized) {
 			sanctionsOf(waiter, penalized.sanctions()).penalize(penalized.dimension(),
 					Arith.saturatedAdd(now, penalized.waitNanos()));
-			this.rules.penalized(waiter, now);
+			long end = penaltyEnd(waiter, now);
+			if (end > now) {
+				runs(now, wallNow, after);
+				hold(waiter, Admission.Hold.PENALTY, -1, null);
+				waiter.readyAt(end);
+			}
 		}
 		else if (booking instanceof Booking.Exhausted exhausted && exhausted.until() != null
 				&& !exhausted.until().isAfter(wallNow)) {
@@ -296,8 +274,8 @@ final class SharedDrain implements Drain {
 		else if (booking instanceof Booking.Exhausted exhausted) {
 			sanctionsOf(waiter, exhausted.sanctions()).exhaust(new Sanctions.Exhaustion(exhausted.dimension(),
 					exhausted.reason(), exhausted.until(), Long.MAX_VALUE, now));
-			this.queue.fail(waiter, AdmissionRules.exhaustedException(waiter, exhausted.dimension(), exhausted.reason(),
-					exhausted.until()), after);
+			this.queue.fail(waiter,
+					exhaustedException(waiter, exhausted.dimension(), exhausted.reason(), exhausted.until()), after);
 		}
 		else if (booking instanceof Booking.Unavailable unavailable) {
 			this.queue.fail(waiter, new QuotaStoreUnavailableException(waiter.pool.provider(), waiter.pool.region(),

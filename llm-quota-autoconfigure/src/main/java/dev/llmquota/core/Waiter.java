@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.llmquota.core.kernel.Admission;
 import dev.llmquota.core.kernel.Arith;
 import reactor.core.publisher.MonoSink;
 
@@ -15,7 +16,7 @@ import reactor.core.publisher.MonoSink;
  * timed out or cancelled). An admitted or failed call is signalled once, outside the
  * lock, through the list of signals the caller emits.
  */
-final class Waiter {
+final class Waiter implements Admission.Call {
 
 	enum State {
 
@@ -198,26 +199,24 @@ final class Waiter {
 		return new BookingRequest(this.charges, List.of(), List.of(), this.reserve);
 	}
 
-	/** Returns the first gate the call does not fit now, or {@code null}. */
-	GateUse blockingGate() {
-		for (GateUse use : this.gateUses) {
-			if (!use.gate().fits(use.units())) {
-				return use;
-			}
-		}
-		return null;
+	@Override
+	public long deadline() {
+		return this.deadline;
 	}
 
-	/**
-	 * Returns the units this call asks of the given gate, or -1 if it does not use it.
-	 */
-	long unitsOf(InFlightGate gate) {
-		for (GateUse use : this.gateUses) {
-			if (use.gate() == gate) {
-				return use.units();
-			}
-		}
-		return -1;
+	@Override
+	public int gates() {
+		return this.gateUses.size();
+	}
+
+	@Override
+	public Admission.Gate gate(int index) {
+		return this.gateUses.get(index).gate();
+	}
+
+	@Override
+	public long units(int index) {
+		return this.gateUses.get(index).units();
 	}
 
 	void blockedBy(Dimension dimension, BucketSpec.Scope scope, boolean inFlight) {
@@ -360,7 +359,8 @@ final class Waiter {
 		this.state = State.DONE;
 	}
 
-	long readyAt() {
+	@Override
+	public long readyAt() {
 		return this.readyAt;
 	}
 
@@ -378,8 +378,7 @@ final class Waiter {
 	void refusedByStore(long now, long waitNanos, boolean slots, long pollNanos) {
 		this.refused = true;
 		this.availableAt = Arith.saturatedAdd(now, waitNanos);
-		boolean exact = !slots && this.availableAt <= this.deadline;
-		this.readyAt = exact ? this.availableAt : now + Math.min(waitNanos, pollNanos);
+		this.readyAt = Admission.lookAgainAt(now, waitNanos, slots, this.deadline, pollNanos);
 	}
 
 	/** Room came back here: a call a shared store refused asks again at once. */

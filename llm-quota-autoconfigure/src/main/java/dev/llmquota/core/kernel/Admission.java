@@ -1,0 +1,505 @@
+package dev.llmquota.core.kernel;
+
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * The rules of admission of one account's queue, written once for both stores: priority
+ * classes, head protection and backfill, in-flight bounds, oversized calls, deadlines,
+ * penalties and spent quotas. Pure: no lock, no clock, no timer; the time comes in as
+ * {@code now}, the account's books and calls are read through {@link Books}, and every
+ * decision leaves as an effect on it (admit, fail with a reason, hold, book in the shared
+ * store, wake at).
+ * <p>
+ * The invariants, for either store: the first waiting call (the head) is never delayed by
+ * a later one; calls of a class are served first come first served, interactive before
+ * batch; a call larger than a bound is admitted alone, charged in full; no call waits
+ * past its deadline; a refusal's wait is looked at again when capacity comes back.
+ */
+public final class Admission {
+
+	/** How many waiting calls one run tries; beyond it only deadlines are checked. */
+	public static final int BACKFILL_WINDOW = 256;
+
+	private Admission() {
+	}
+
+	/** Why the rules fail a call. */
+	public enum Failure {
+
+		/** Its deadline passed while it waited. */
+		TIMED_OUT,
+
+		/** A daily limit or budget it needs is spent beyond its deadline. */
+		SPENT_FOR_THE_DAY,
+
+		/** The provider said the quota is spent, and no probe is due. */
+		EXHAUSTED
+
+	}
+
+	/** What holds a call that waits on. */
+	public enum Hold {
+
+		/** A provider penalty. */
+		PENALTY,
+
+		/** An in-flight bound it does not fit now; a release runs the queue again. */
+		GATE,
+
+		/** The head of the queue needs the room it would take. */
+		HEAD
+
+	}
+
+	/** A bound on what is outstanding at once. */
+	public interface Gate {
+
+		long inUse();
+
+		long capacity();
+
+		/**
+		 * The weight a call of this size holds: its size clamped to the capacity, so an
+		 * oversized call is admitted alone.
+		 * @param units the call's size
+		 * @return the weight
+		 */
+		long weight(long units);
+
+		default boolean fits(long units) {
+			return inUse() + weight(units) <= capacity();
+		}
+
+	}
+
+	/** A call waiting for admission, as the rules see it. */
+	public interface Call {
+
+		long deadline();
+
+		/**
+		 * When its buckets or a penalty allow it, as last computed.
+		 * @return the monotonic time
+		 */
+		long readyAt();
+
+		/**
+		 * How many in-flight bounds the call enters.
+		 * @return the count
+		 */
+		int gates();
+
+		Gate gate(int index);
+
+		long units(int index);
+
+	}
+
+	/**
+	 * A store's refusal: the call's buckets allow it in {@code waitNanos}.
+	 *
+	 * @param waitNanos how long until they allow it
+	 * @param daily whether a daily limit refused it (not booked ahead into another day)
+	 */
+	public record Refusal(long waitNanos, boolean daily) {
+
+	}
+
+	/**
+	 * One account's books and calls as a drain keeps them, under the queue's lock: the
+	 * rules read them here and hand their effects back here.
+	 *
+	 * @param <C> the calls
+	 */
+	public interface Books<C extends Call> {
+
+		/**
+		 * Whether the call waits in the queue to be decided: neither decided nor on its
+		 * way to a shared store.
+		 */
+		boolean waiting(C call);
+
+		/** The call is looked at: its charges follow limits learned meanwhile. */
+		void look(C call);
+
+		/**
+		 * Whether a spent quota fails the call now; one probe now and then goes through
+		 * where the provider gave no reset.
+		 */
+		boolean exhausted(C call, long now);
+
+		/**
+		 * When the provider penalty holding the call ends; {@code now} or earlier when
+		 * none holds it.
+		 */
+		long penaltyEnd(C call, long now);
+
+		/**
+		 * How long the call's daily limits make it wait as the books stand; 0 when they
+		 * allow it, and from a shared store's books always 0 (they are looked at from the
+		 * store thread: {@link SharedBooks#checkDay}).
+		 */
+		long dayWait(C call, long now);
+
+		/**
+		 * How long the call's buckets make it wait as the books stand.
+		 */
+		long wait(C call, long now);
+
+		/**
+		 * Books the call in this process's books to start now.
+		 * @return {@code null} when booked, kept for {@link #admit} or {@link #giveBack};
+		 * otherwise the refusal, having booked nothing
+		 */
+		Refusal book(C call, long now);
+
+		/** Gives back the booking just made for the call. */
+		void giveBack(C call, long now);
+
+		/** Effect: admits the call with the booking just made; it leaves the queue. */
+		void admit(C call, long now);
+
+		/** Effect: fails the call; it leaves the queue. */
+		void fail(C call, Failure failure, long now);
+
+		/**
+		 * Effect: the call waits on, held as said.
+		 * @param gate the bound that holds it, for {@link Hold#GATE}
+		 * @param head the head, for {@link Hold#HEAD}
+		 */
+		void hold(C call, Hold hold, int gate, C head);
+
+		/** Effect: the call's buckets or a penalty allow it at this time. */
+		void readyAt(C call, long at);
+
+		/** Effect: the queue is to run again at this time. */
+		void wakeAt(long at, long now);
+
+	}
+
+	/**
+	 * A shared store's part: the calls it was asked about, and the bookings and looks at
+	 * daily limits that go to it.
+	 *
+	 * @param <C> the calls
+	 */
+	public interface SharedBooks<C extends Call> extends Books<C> {
+
+		/** Whether the shared store was asked about the call before. */
+		boolean asked(C call);
+
+		/**
+		 * Whether the call's daily limits are still to be looked at while a bound holds
+		 * it.
+		 */
+		boolean needsDayCheck(C call);
+
+		/** Effect: the call goes to the shared store to be booked; it keeps its place. */
+		void bookShared(C call);
+
+		/** Effect: the call's daily limits go to the shared store to be looked at. */
+		void checkDay(C call);
+
+	}
+
+	/**
+	 * Runs a queue whose calls are booked in this process's books: each call in order is
+	 * booked to start now or not at all. A later call goes ahead of the head only when it
+	 * fits now and leaves the head's earliest admission time unchanged.
+	 * @param classes the queues in the order they are served
+	 * @param books the books and calls
+	 * @param now the monotonic time
+	 */
+	public static <C extends Call> void runHere(List<? extends Iterable<C>> classes, Books<C> books, long now) {
+		long nextWake = Long.MAX_VALUE;
+		C head = null;
+		long headAt = now;
+		int tried = 0;
+		boolean admitted = false;
+		for (Iterable<C> queue : classes) {
+			for (Iterator<C> it = queue.iterator(); it.hasNext();) {
+				C call = it.next();
+				long retryAt = (tried++ < BACKFILL_WINDOW) ? attemptHere(call, head, headAt, books, now)
+						: Long.MAX_VALUE;
+				if (retryAt == ADMITTED || retryAt == FAILED) {
+					admitted |= retryAt == ADMITTED;
+					it.remove();
+					continue;
+				}
+				if (call.deadline() <= now) {
+					it.remove();
+					books.fail(call, Failure.TIMED_OUT, now);
+					continue;
+				}
+				nextWake = Math.min(nextWake, Math.min(retryAt, call.deadline()));
+				if (head == null) {
+					head = call;
+					headAt = Math.max(now, call.readyAt());
+				}
+			}
+		}
+		if (admitted && tried > BACKFILL_WINDOW) {
+			// calls beyond the window were not tried; the ones ahead made room
+			nextWake = now;
+		}
+		books.wakeAt(nextWake, now);
+	}
+
+	/** What {@link #attemptHere} returns for a call it admitted. */
+	private static final long ADMITTED = Long.MIN_VALUE;
+
+	/** What {@link #attemptHere} returns for a call it failed. */
+	private static final long FAILED = Long.MIN_VALUE + 1;
+
+	/**
+	 * Tries to admit one call here. Returns when to try again ({@code MAX_VALUE} when a
+	 * release or the head's admission will), {@link #ADMITTED} or {@link #FAILED}.
+	 */
+	private static <C extends Call> long attemptHere(C call, C head, long headAt, Books<C> books, long now) {
+		books.look(call);
+		switch (screen(call, head, books, now, false)) {
+			case FAILED:
+				return FAILED;
+			case PENALIZED:
+				return call.readyAt();
+			case GATED:
+				// Only the head's bucket time matters: later calls must not delay it.
+				if (head == null) {
+					books.readyAt(call, Arith.saturatedAdd(now, books.wait(call, now)));
+				}
+				return Long.MAX_VALUE;
+			case BEHIND_HEAD:
+				return Long.MAX_VALUE;
+			default:
+				break;
+		}
+		Refusal refusal = books.book(call, now);
+		if (refusal != null) {
+			if (outlastsDeadline(refusal.daily(), refusal.waitNanos(), call.deadline(), now)) {
+				books.fail(call, Failure.SPENT_FOR_THE_DAY, now);
+				return FAILED;
+			}
+			long at = Arith.saturatedAdd(now, refusal.waitNanos());
+			books.readyAt(call, at);
+			return at;
+		}
+		if (head != null && Arith.saturatedAdd(now, books.wait(head, now)) > headAt) {
+			// admitting this call would delay the head: give its units back
+			books.giveBack(call, now);
+			books.hold(call, Hold.HEAD, -1, head);
+			return Long.MAX_VALUE;
+		}
+		books.admit(call, now);
+		return ADMITTED;
+	}
+
+	/**
+	 * Admits a call at once when nothing holds it and its books have room now; nobody
+	 * waits. Takes nothing otherwise.
+	 * @return whether it was admitted
+	 */
+	public static <C extends Call> boolean admitAlone(C call, Books<C> books, long now) {
+		if (books.penaltyEnd(call, now) > now || blockingGate(call) >= 0 || books.exhausted(call, now)) {
+			return false;
+		}
+		if (books.book(call, now) != null) {
+			return false;
+		}
+		books.admit(call, now);
+		return true;
+	}
+
+	/**
+	 * Returns the first call of a queue booked in a shared store that may be booked now,
+	 * having handed it to {@link SharedBooks#bookShared} or {@link SharedBooks#checkDay};
+	 * fails calls past their deadline, and sets the wake-up when none may go yet. A call
+	 * is asked about once, even with no time to wait at all.
+	 * @param classes the queues in the order they are served
+	 * @param books the books and calls
+	 * @param now the monotonic time
+	 * @return the call, or {@code null}
+	 */
+	public static <C extends Call> C nextToBook(List<? extends Iterable<C>> classes, SharedBooks<C> books, long now) {
+		long nextWake = Long.MAX_VALUE;
+		int tried = 0;
+		C head = null;
+		for (Iterable<C> queue : classes) {
+			for (Iterator<C> it = queue.iterator(); it.hasNext();) {
+				C call = it.next();
+				if (!books.waiting(call)) {
+					continue;
+				}
+				if (call.deadline() <= now && books.asked(call)) {
+					it.remove();
+					books.fail(call, Failure.TIMED_OUT, now);
+					continue;
+				}
+				nextWake = Math.min(nextWake, Math.max(call.deadline(), now));
+				if (tried++ >= BACKFILL_WINDOW) {
+					continue;
+				}
+				books.look(call);
+				Screen screen = screen(call, head, books, now, true);
+				if (screen == Screen.FAILED) {
+					it.remove();
+					continue;
+				}
+				if (screen == Screen.PENALIZED || screen == Screen.GATED) {
+					head = (head != null) ? head : call;
+				}
+				if (screen == Screen.PENALIZED) {
+					nextWake = Math.min(nextWake, call.readyAt());
+				}
+				else if (screen == Screen.GATED && books.needsDayCheck(call)) {
+					// a spent day fails the call now, not once the bound opens
+					books.checkDay(call);
+					return call;
+				}
+				else if (screen == Screen.CLEAR) {
+					books.bookShared(call);
+					return call;
+				}
+			}
+		}
+		books.wakeAt(nextWake, now);
+		return null;
+	}
+
+	private enum Screen {
+
+		/** Failed. */
+		FAILED,
+
+		/** Waits until its {@code readyAt}: a penalty, or the buckets as last told. */
+		PENALIZED,
+
+		/** An in-flight bound holds it. */
+		GATED,
+
+		/** It would take gate room the head needs. */
+		BEHIND_HEAD,
+
+		/** Its buckets may be asked. */
+		CLEAR
+
+	}
+
+	/**
+	 * The checks before a call's buckets are asked, alike for both stores: a spent quota,
+	 * a penalty, an in-flight bound (with a daily limit spent beyond the deadline failing
+	 * the call at once), and the head's gate room.
+	 * @param untilReady whether a call waits until its {@code readyAt} (a shared store
+	 * told it when; asking again sooner costs a round trip) rather than being tried
+	 */
+	private static <C extends Call> Screen screen(C call, C head, Books<C> books, long now, boolean untilReady) {
+		if (books.exhausted(call, now)) {
+			books.fail(call, Failure.EXHAUSTED, now);
+			return Screen.FAILED;
+		}
+		long penaltyEnd = books.penaltyEnd(call, now);
+		if (penaltyEnd > now) {
+			books.hold(call, Hold.PENALTY, -1, null);
+			books.readyAt(call, penaltyEnd);
+			return Screen.PENALIZED;
+		}
+		if (untilReady && call.readyAt() > now) {
+			// a refund or a release here brings it forward
+			return Screen.PENALIZED;
+		}
+		int blocking = blockingGate(call);
+		if (blocking >= 0) {
+			long dayWait = books.dayWait(call, now);
+			if (dayWait > 0 && outlastsDeadline(true, dayWait, call.deadline(), now)) {
+				books.fail(call, Failure.SPENT_FOR_THE_DAY, now);
+				return Screen.FAILED;
+			}
+			books.hold(call, Hold.GATE, blocking, null);
+			return Screen.GATED;
+		}
+		if (head != null && takesGateRoomOf(head, call)) {
+			books.hold(call, Hold.HEAD, -1, head);
+			return Screen.BEHIND_HEAD;
+		}
+		return Screen.CLEAR;
+	}
+
+	/**
+	 * Returns the first bound the call does not fit now, or -1.
+	 * @param call the call
+	 * @return the bound's index
+	 */
+	public static int blockingGate(Call call) {
+		for (int i = 0; i < call.gates(); i++) {
+			if (!call.gate(i).fits(call.units(i))) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	/**
+	 * Whether the call would take room in a bound that the head needs: the bound holding
+	 * the head, or one that would not fit them both.
+	 * @param head the first waiting call
+	 * @param call a later call
+	 * @return whether it would
+	 */
+	public static boolean takesGateRoomOf(Call head, Call call) {
+		int headBlocking = blockingGate(head);
+		Gate blockingHead = (headBlocking >= 0) ? head.gate(headBlocking) : null;
+		for (int i = 0; i < call.gates(); i++) {
+			Gate gate = call.gate(i);
+			long headUnits = unitsOf(head, gate);
+			if (headUnits < 0) {
+				continue;
+			}
+			if (gate == blockingHead
+					|| gate.inUse() + gate.weight(call.units(i)) + gate.weight(headUnits) > gate.capacity()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static long unitsOf(Call call, Gate gate) {
+		for (int i = 0; i < call.gates(); i++) {
+			if (call.gate(i) == gate) {
+				return call.units(i);
+			}
+		}
+		return -1;
+	}
+
+	/**
+	 * Whether a daily limit refusing a call for {@code waitNanos} outlasts its deadline:
+	 * then the call fails now rather than at its deadline.
+	 * @param daily whether the refusing limit is daily
+	 * @param waitNanos the wait it gave
+	 * @param deadline the call's deadline
+	 * @param now the monotonic time
+	 * @return whether the call fails now
+	 */
+	public static boolean outlastsDeadline(boolean daily, long waitNanos, long deadline, long now) {
+		return daily && waitNanos > deadline - now;
+	}
+
+	/**
+	 * When a call a shared store refused looks again: at the time the store gave when
+	 * that is exact (a rate, not a slot) and within its deadline; otherwise sooner, since
+	 * other processes' refunds and releases are unseen here. A refund or release here
+	 * brings it forward to at once.
+	 * @param now the monotonic time
+	 * @param waitNanos the store's wait
+	 * @param slots whether a slot, not a rate, refused it
+	 * @param deadline the call's deadline
+	 * @param pollNanos how soon to look again when the time is not exact
+	 * @return the time
+	 */
+	public static long lookAgainAt(long now, long waitNanos, boolean slots, long deadline, long pollNanos) {
+		long availableAt = Arith.saturatedAdd(now, waitNanos);
+		boolean exact = !slots && availableAt <= deadline;
+		return exact ? availableAt : now + Math.min(waitNanos, pollNanos);
+	}
+
+}

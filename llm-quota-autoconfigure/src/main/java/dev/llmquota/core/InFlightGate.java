@@ -1,6 +1,6 @@
 package dev.llmquota.core;
 
-import dev.llmquota.core.kernel.Admission;
+import dev.llmquota.core.kernel.Gate;
 
 /**
  * A bound on what is outstanding at once: calls, or tokens weighted per call. A weight
@@ -9,7 +9,7 @@ import dev.llmquota.core.kernel.Admission;
  * latency); a smaller capacity only makes later calls wait. Instances are not
  * thread-safe.
  */
-final class InFlightGate implements Admission.Gate {
+final class InFlightGate implements Gate {
 
 	private final Dimension dimension;
 

@@ -9,6 +9,7 @@ import dev.llmquota.QuotaEngineClosedException;
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.core.kernel.Admission;
+import dev.llmquota.core.kernel.SharedBooks;
 
 /**
  * One account's books and calls as the {@link Admission admission rules} see them, and
@@ -17,7 +18,7 @@ import dev.llmquota.core.kernel.Admission;
  * is booked. Used under the queue's lock, one run at a time: a run sets the wall time and
  * the list of signals to emit after the lock.
  */
-abstract class QueueBooks implements Admission.SharedBooks<Waiter> {
+abstract class QueueBooks implements SharedBooks<Waiter> {
 
 	final AdmissionQueue queue;
 

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.llmquota.core.kernel.Admission;
+import dev.llmquota.core.kernel.Gate;
 import dev.llmquota.core.kernel.Arith;
 import reactor.core.publisher.MonoSink;
 
@@ -210,7 +211,7 @@ final class Waiter implements Admission.Call {
 	}
 
 	@Override
-	public Admission.Gate gate(int index) {
+	public Gate gate(int index) {
 		return this.gateUses.get(index).gate();
 	}
 

@@ -28,7 +28,7 @@ class AdmissionPropertyTests {
 	void keepsTheInvariantsOfBothStores(long seed) {
 		SplittableRandom random = new SplittableRandom(seed);
 		long now = random.nextLong(1_000_000 * SECOND);
-		Books books = new Books(random, now);
+		Ledger books = new Ledger(random, now);
 		List<Call> calls = new ArrayList<>();
 		List<Call> inFlight = new ArrayList<>();
 		long nextArrival = now;
@@ -62,7 +62,7 @@ class AdmissionPropertyTests {
 					.as("seed %d step %d: the head's earliest admission is never pushed back", seed, step)
 					.isLessThanOrEqualTo(firstWaitBefore);
 			}
-			for (Gate gate : books.gates) {
+			for (Bound gate : books.gates) {
 				assertThat(gate.inUse).as("seed %d: a bound is never exceeded", seed)
 					.isLessThanOrEqualTo(gate.capacity);
 			}
@@ -97,7 +97,7 @@ class AdmissionPropertyTests {
 	@Test
 	void aCallLargerThanABoundIsAdmittedAloneAndHoldsAllOfIt() {
 		SplittableRandom random = new SplittableRandom(1);
-		Books books = new Books(random, 0);
+		Ledger books = new Ledger(random, 0);
 		Call small = books.call(0, false, new long[] { 1, 1 }, new long[] { 1, 1 }, 0, SECOND);
 		Call large = books.call(1, false, new long[] { 1, 1 }, new long[] { books.gates[0].capacity * 3, 1 }, 0,
 				10 * SECOND);
@@ -115,8 +115,8 @@ class AdmissionPropertyTests {
 
 	@Test
 	void aLaterCallNeverTakesTheBoundRoomTheHeadWaitsFor() {
-		Books books = new Books(new SplittableRandom(2), 0);
-		Gate gate = books.gates[0];
+		Ledger books = new Ledger(new SplittableRandom(2), 0);
+		Bound gate = books.gates[0];
 		gate.inUse = gate.capacity - 1;
 		Call head = books.call(0, false, new long[] { 1, 1 }, new long[] { 2, 0 }, 0, 10 * SECOND);
 		Call later = books.call(1, false, new long[] { 1, 1 }, new long[] { 1, 0 }, 0, 10 * SECOND);
@@ -130,7 +130,7 @@ class AdmissionPropertyTests {
 
 	@Test
 	void aDailyLimitSpentBeyondTheDeadlineFailsTheCallAtOnceEvenWhileABoundHoldsIt() {
-		Books books = new Books(new SplittableRandom(3), 0);
+		Ledger books = new Ledger(new SplittableRandom(3), 0);
 		books.gates[0].inUse = books.gates[0].capacity;
 		Call call = books.call(0, false, new long[] { 1, 1 }, new long[] { 1, 0 }, 0, SECOND);
 		books.dayWait = 2 * SECOND;
@@ -142,7 +142,7 @@ class AdmissionPropertyTests {
 
 	@Test
 	void aSharedStoreIsAskedOnceEvenWithNoTimeToWaitThenTheCallTimesOut() {
-		Books books = new Books(new SplittableRandom(4), 0);
+		Ledger books = new Ledger(new SplittableRandom(4), 0);
 		Call call = books.call(0, false, new long[] { 1, 1 }, new long[] { 0, 0 }, 0, 0);
 		books.queues.get(0).addLast(call);
 		assertThat(Admission.nextToBook(books.queues, books, 0)).isSameAs(call);
@@ -162,7 +162,7 @@ class AdmissionPropertyTests {
 
 	@Test
 	void aCallTheSharedStoreToldToWaitIsNotAskedAgainBeforeItsTimeAndTheNextOneIs() {
-		Books books = new Books(new SplittableRandom(5), 0);
+		Ledger books = new Ledger(new SplittableRandom(5), 0);
 		Call told = books.call(0, false, new long[] { 1, 1 }, new long[] { 0, 0 }, 0, 10 * SECOND);
 		told.readyAt = SECOND;
 		Call next = books.call(1, false, new long[] { 1, 1 }, new long[] { 0, 0 }, 0, 10 * SECOND);
@@ -179,13 +179,13 @@ class AdmissionPropertyTests {
 
 	}
 
-	static final class Gate implements Admission.Gate {
+	static final class Bound implements Gate {
 
 		final long capacity;
 
 		long inUse;
 
-		Gate(long capacity) {
+		Bound(long capacity) {
 			this.capacity = capacity;
 		}
 
@@ -216,7 +216,7 @@ class AdmissionPropertyTests {
 
 		final long[] units;
 
-		final Gate[] gates;
+		final Bound[] gates;
 
 		final long deadline;
 
@@ -236,7 +236,7 @@ class AdmissionPropertyTests {
 
 		long endsAt;
 
-		Call(int id, boolean batch, long[] amounts, long[] units, Gate[] gates, long deadline) {
+		Call(int id, boolean batch, long[] amounts, long[] units, Bound[] gates, long deadline) {
 			this.id = id;
 			this.batch = batch;
 			this.amounts = amounts;
@@ -266,7 +266,7 @@ class AdmissionPropertyTests {
 		}
 
 		@Override
-		public Admission.Gate gate(int index) {
+		public Gate gate(int index) {
 			return this.gates[index];
 		}
 
@@ -278,11 +278,11 @@ class AdmissionPropertyTests {
 	}
 
 	/** Two rate buckets and two in-flight bounds, shared by every call. */
-	static final class Books implements Admission.SharedBooks<Call> {
+	static final class Ledger implements SharedBooks<Call> {
 
 		final RateBucket[] buckets = new RateBucket[2];
 
-		final Gate[] gates = new Gate[2];
+		final Bound[] gates = new Bound[2];
 
 		final List<ArrayDeque<Call>> queues = List.of(new ArrayDeque<>(), new ArrayDeque<>());
 
@@ -298,11 +298,11 @@ class AdmissionPropertyTests {
 
 		private boolean booked;
 
-		Books(SplittableRandom random, long now) {
+		Ledger(SplittableRandom random, long now) {
 			for (int i = 0; i < 2; i++) {
 				long rate = 10 + random.nextLong(600);
 				this.buckets[i] = new RateBucket(rate, 1 + random.nextLong(rate), now);
-				this.gates[i] = new Gate(1 + random.nextLong(8));
+				this.gates[i] = new Bound(1 + random.nextLong(8));
 			}
 		}
 

@@ -68,15 +68,17 @@ abstract class QueueBooks implements SharedBooks<Waiter> {
 	@Override
 	public boolean exhausted(Waiter waiter, long now) {
 		waiter.probing(null, 0);
-		for (Sanctions sanctions : List.of(this.account.sanctions(), waiter.pool.sanctions())) {
-			if (sanctions.exhaustion(this.wallNow) == null) {
-				continue;
-			}
-			if (!sanctions.probeDue(now)) {
-				return true;
-			}
-			waiter.probing(sanctions, this.settings.exhaustedProbeInterval().toNanos());
+		return exhausted(this.account.sanctions(), waiter, now) || exhausted(waiter.pool.sanctions(), waiter, now);
+	}
+
+	private boolean exhausted(Sanctions sanctions, Waiter waiter, long now) {
+		if (sanctions.exhaustion(this.wallNow) == null) {
+			return false;
 		}
+		if (!sanctions.probeDue(now)) {
+			return true;
+		}
+		waiter.probing(sanctions, this.settings.exhaustedProbeInterval().toNanos());
 		return false;
 	}
 

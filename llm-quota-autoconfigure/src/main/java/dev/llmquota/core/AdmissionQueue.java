@@ -28,12 +28,6 @@ import reactor.core.Disposable;
  */
 final class AdmissionQueue {
 
-	/**
-	 * Signals produced on this thread while it is already signalling (see emit); empty
-	 * and removed once the outermost signal returns.
-	 */
-	private static final ThreadLocal<ArrayDeque<Runnable>> pending = new ThreadLocal<>();
-
 	private final Account account;
 
 	private final QuotaStore store;
@@ -101,7 +95,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		emit(after);
+		Signals.emit(after);
 	}
 
 	/**
@@ -120,7 +114,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		emit(after);
+		Signals.emit(after);
 		return waiter.permit();
 	}
 
@@ -150,7 +144,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		emit(after);
+		Signals.emit(after);
 		if (unstarted != null) {
 			giveBack(unstarted);
 		}
@@ -169,7 +163,7 @@ final class AdmissionQueue {
 			if (!this.live.remove(permit)) {
 				return;
 			}
-			releaseGates(permit.gateUses(), permit.weights());
+			Gates.release(permit.gateUses(), permit.weights());
 			permit.pool().stats().released(permit.demand());
 			if (permit.booking().lease() != null) {
 				// before the queue runs: a call waiting for the shared slot finds it free
@@ -189,7 +183,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		emit(after);
+		Signals.emit(after);
 	}
 
 	/** Runs the queue now, for example after a refund. */
@@ -203,7 +197,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		emit(after);
+		Signals.emit(after);
 	}
 
 	void close() {
@@ -233,7 +227,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		emit(after);
+		Signals.emit(after);
 		unstarted.forEach(this::giveBack);
 		permits.forEach(QuotaPermit::release);
 	}
@@ -379,21 +373,6 @@ final class AdmissionQueue {
 		}
 	}
 
-	static long[] takeGates(Waiter waiter) {
-		List<Waiter.GateUse> uses = waiter.gateUses;
-		long[] weights = new long[uses.size()];
-		for (int i = 0; i < uses.size(); i++) {
-			weights[i] = uses.get(i).gate().take(uses.get(i).units());
-		}
-		return weights;
-	}
-
-	static void releaseGates(List<Waiter.GateUse> uses, long[] weights) {
-		for (int i = 0; i < uses.size(); i++) {
-			uses.get(i).gate().release(weights[i]);
-		}
-	}
-
 	/** Runs the queue again at {@code wakeAt}, unless a timer already runs it sooner. */
 	void wakeAt(long wakeAt, long now) {
 		if (wakeAt == Long.MAX_VALUE) {
@@ -418,7 +397,7 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
-		emit(after);
+		Signals.emit(after);
 	}
 
 	private void cancelTimer() {
@@ -426,41 +405,6 @@ final class AdmissionQueue {
 			this.timer.dispose();
 			this.timer = null;
 			this.timerAt = Long.MAX_VALUE;
-		}
-	}
-
-	/**
-	 * Signals admissions and failures outside the lock, on the thread that produced them:
-	 * a caller that ends its call inside the signal releases its slot, which admits the
-	 * next waiter; that signal is queued on this thread instead of recursing, so a long
-	 * queue cannot overflow the stack, and no signal is deferred to another thread that
-	 * the caller's subscriber does not expect.
-	 */
-	static void emit(List<Runnable> after) {
-		if (after.isEmpty()) {
-			return;
-		}
-		ArrayDeque<Runnable> queued = pending.get();
-		if (queued != null) {
-			queued.addAll(after);
-			return;
-		}
-		queued = new ArrayDeque<>(after);
-		pending.set(queued);
-		try {
-			Runnable signal;
-			while ((signal = queued.poll()) != null) {
-				try {
-					signal.run();
-				}
-				catch (RuntimeException ex) {
-					// A subscriber's failure must not stop the signals of other callers.
-					Thread.currentThread().getUncaughtExceptionHandler().uncaughtException(Thread.currentThread(), ex);
-				}
-			}
-		}
-		finally {
-			pending.remove();
 		}
 	}
 

@@ -62,4 +62,36 @@ final class Gates {
 				: 1;
 	}
 
+	/**
+	 * Enters a call into its gates.
+	 * @return the weights held, one per gate, to give back to {@link #release}
+	 */
+	static long[] take(List<Waiter.GateUse> uses) {
+		long[] weights = new long[uses.size()];
+		for (int i = 0; i < uses.size(); i++) {
+			weights[i] = uses.get(i).gate().take(uses.get(i).units());
+		}
+		return weights;
+	}
+
+	static void release(List<Waiter.GateUse> uses, long[] weights) {
+		for (int i = 0; i < uses.size(); i++) {
+			uses.get(i).gate().release(weights[i]);
+		}
+	}
+
+	/** The gates a call enters, its pool's then its account's, and its units in each. */
+	static List<Waiter.GateUse> uses(Pool pool, Demand demand) {
+		Accounting accounting = pool.spec().accounting();
+		long expectedOutput = pool.expectedOutput(demand);
+		List<Waiter.GateUse> uses = new ArrayList<>();
+		for (InFlightGate gate : pool.gates()) {
+			uses.add(new Waiter.GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput)));
+		}
+		for (InFlightGate gate : pool.account().gates()) {
+			uses.add(new Waiter.GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput)));
+		}
+		return List.copyOf(uses);
+	}
+
 }

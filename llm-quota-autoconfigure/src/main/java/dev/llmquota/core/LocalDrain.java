@@ -81,7 +81,7 @@ final class LocalDrain extends QueueBooks implements Drain {
 	public void admit(Waiter waiter, long now) {
 		Booking.Booked booked = this.booked;
 		this.booked = null;
-		this.queue.admit(waiter, booked, AdmissionQueue.takeGates(waiter), now, this.after);
+		this.queue.admit(waiter, booked, Gates.take(waiter.gateUses), now, this.after);
 	}
 
 	@Override

@@ -4,12 +4,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import reactor.core.publisher.Mono;
 
@@ -36,7 +30,7 @@ public final class QuotaEngine implements AutoCloseable {
 	private final Listeners events = new Listeners();
 
 	/** The one thread that books calls in a shared store, or {@code null}. */
-	private final ExecutorService storeThread;
+	private final StoreThread storeThread;
 
 	/**
 	 * Creates an engine.
@@ -48,11 +42,7 @@ public final class QuotaEngine implements AutoCloseable {
 		this.config = config;
 		this.store = store;
 		this.clock = clock;
-		this.storeThread = store.shared() ? Executors.newSingleThreadExecutor((task) -> {
-			Thread thread = new Thread(task, "llm-quota-store");
-			thread.setDaemon(true);
-			return thread;
-		}) : null;
+		this.storeThread = store.shared() ? new StoreThread() : null;
 		this.pools = new Pools(config, store, clock, this.events, this.storeThread);
 		this.signals = new ProviderSignals(config, store, clock, this.events, this.pools);
 		this.pools.entries()
@@ -391,27 +381,9 @@ public final class QuotaEngine implements AutoCloseable {
 	 * thread, so there is nothing to wait for.
 	 */
 	void awaitQuiet() {
-		if (this.storeThread == null) {
-			return;
-		}
-		for (int round = 0; round < 1_000; round++) {
-			try {
-				this.storeThread.submit(() -> {
-				}).get(10, TimeUnit.SECONDS);
-			}
-			catch (RejectedExecutionException ex) {
-				return;
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return;
-			}
-			catch (ExecutionException | TimeoutException ex) {
-				throw new IllegalStateException("The store thread did not answer", ex);
-			}
-			if (this.pools.entries().stream().noneMatch((entry) -> entry.account.queue().drainPending())) {
-				return;
-			}
+		if (this.storeThread != null) {
+			this.storeThread.awaitQuiet(
+					() -> this.pools.entries().stream().anyMatch((entry) -> entry.account.queue().drainPending()));
 		}
 	}
 
@@ -424,14 +396,8 @@ public final class QuotaEngine implements AutoCloseable {
 		this.closed = true;
 		this.pools.entries().forEach((entry) -> entry.account.queue().close());
 		if (this.storeThread != null) {
-			this.storeThread.shutdown();
-			try {
-				// a booking on its way back is given back before the store closes
-				this.storeThread.awaitTermination(5, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+			// a booking on its way back is given back before the store closes
+			this.storeThread.close();
 		}
 	}
 

@@ -84,7 +84,7 @@ final class SharedDrain extends QueueBooks implements Drain {
 	public Booking.Booked unschedule(Waiter waiter) {
 		this.scheduled.remove(waiter);
 		Booking.Booked booked = waiter.unscheduled();
-		AdmissionQueue.releaseGates(waiter.gateUses, waiter.weights());
+		Gates.release(waiter.gateUses, waiter.weights());
 		return booked;
 	}
 
@@ -111,7 +111,7 @@ final class SharedDrain extends QueueBooks implements Drain {
 			finally {
 				this.queue.lock().unlock();
 			}
-			AdmissionQueue.emit(after);
+			Signals.emit(after);
 			if (next == null) {
 				return;
 			}
@@ -144,7 +144,7 @@ final class SharedDrain extends QueueBooks implements Drain {
 			finally {
 				this.queue.lock().unlock();
 			}
-			AdmissionQueue.emit(after);
+			Signals.emit(after);
 			if (giveBack != null) {
 				this.queue.giveBack(giveBack);
 			}
@@ -224,7 +224,7 @@ final class SharedDrain extends QueueBooks implements Drain {
 		finally {
 			this.queue.lock().unlock();
 		}
-		AdmissionQueue.emit(after);
+		Signals.emit(after);
 	}
 
 	/**
@@ -292,7 +292,7 @@ final class SharedDrain extends QueueBooks implements Drain {
 			waiter.pool.sanctions().clearExhaustion();
 			waiter.pool.account().sanctions().clearExhaustion();
 		}
-		long[] weights = AdmissionQueue.takeGates(waiter);
+		long[] weights = Gates.take(waiter.gateUses);
 		if (booked.start() <= now) {
 			this.queue.admit(waiter, booked, weights, now, after);
 			return;
@@ -321,7 +321,7 @@ final class SharedDrain extends QueueBooks implements Drain {
 		finally {
 			this.queue.lock().unlock();
 		}
-		AdmissionQueue.emit(after);
+		Signals.emit(after);
 	}
 
 	/**

@@ -144,23 +144,10 @@ final class Waiter implements Admission.Call {
 		this.poolBuckets = pool.buckets();
 		this.accountBuckets = pool.account().buckets();
 		this.charges = pool.charges(demand);
-		this.gateUses = gateUses(pool, demand);
+		this.gateUses = Gates.uses(pool, demand);
 		this.enqueuedAt = now;
 		this.deadline = Arith.saturatedAdd(now, maxWaitNanos);
 		this.sink = sink;
-	}
-
-	private static List<GateUse> gateUses(Pool pool, Demand demand) {
-		Accounting accounting = pool.spec().accounting();
-		long expectedOutput = pool.expectedOutput(demand);
-		List<GateUse> uses = new ArrayList<>();
-		for (InFlightGate gate : pool.gates()) {
-			uses.add(new GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput)));
-		}
-		for (InFlightGate gate : pool.account().gates()) {
-			uses.add(new GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput)));
-		}
-		return List.copyOf(uses);
 	}
 
 	/** Takes limits learned or changed since the call was made into its charges. */

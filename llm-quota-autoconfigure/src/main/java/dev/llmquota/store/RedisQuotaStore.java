@@ -3,15 +3,12 @@ package dev.llmquota.store;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
@@ -43,18 +40,16 @@ import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
  * its slots back after at most one lease time; on close a replica releases its leases.
  * <p>
  * Its parts: {@link RedisConnection} runs the script, {@link LocalFallback} keeps the
- * local books, {@link RedisLeases} renews the leases and {@link PendingCorrections} keeps
- * what waits for Redis; this class decides, per operation, which books answer, and sends
- * every correction to the books that charged the booking.
+ * local books, {@link RedisLeases} renews the leases, {@link PendingCorrections} keeps
+ * what waits for Redis and {@link RedisMemory} what was last seen of it; this class
+ * decides, per operation, which books answer, and sends every correction to the books
+ * that charged the booking.
  */
 public final class RedisQuotaStore implements QuotaStore {
 
 	private static final Log logger = LogFactory.getLog(RedisQuotaStore.class);
 
 	private static final Duration LOOK_AGAIN = Duration.ofSeconds(1);
-
-	/** A key no hold uses, for a last round trip on close. */
-	private static final String CLOSING = "llmq:closing";
 
 	/** What a replica does while Redis does not answer. */
 	public enum OnFailure {
@@ -103,16 +98,7 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	private final PendingCorrections pending = new PendingCorrections();
 
-	/**
-	 * The epoch keys of the books this replica has used: a book or correction after the
-	 * first tells Redis that a missing epoch means the books were lost (see quota.lua).
-	 */
-	private final Set<String> epochs = ConcurrentHashMap.newKeySet();
-
-	/** What Redis last said of each rate bucket, for the fallback books to start from. */
-	private final Map<String, QuotaScript.Seen> seen = new ConcurrentHashMap<>();
-
-	private final AtomicReference<Instant> latestWall = new AtomicReference<>(Instant.MIN);
+	private final RedisMemory memory = new RedisMemory();
 
 	private final ProviderEntries entries;
 
@@ -146,7 +132,7 @@ public final class RedisQuotaStore implements QuotaStore {
 				tick.multipliedBy(3));
 		LocalFallback fallback = new LocalFallback(this.entries::share, settings.leaseTime());
 		this.fallback = fallback;
-		this.availability.judge(this.redis, () -> fallback.startFrom(this.seen.values()));
+		this.availability.judge(this.redis, () -> fallback.startFrom(this.memory.seen()));
 		this.redis.loadScript();
 		this.ticker = Flux.interval(tick, tick).subscribe((ignored) -> {
 			try {
@@ -192,7 +178,7 @@ public final class RedisQuotaStore implements QuotaStore {
 	 */
 	@Override
 	public Booking book(BookingRequest request, long now, Instant wallNow, long latestStart, long answerBy) {
-		wallNow = wall(wallNow);
+		wallNow = this.memory.wall(wallNow);
 		if (this.availability.up()) {
 			this.redis.awaitWrites();
 			String lease = this.replica + ":" + this.leaseIds.incrementAndGet();
@@ -200,12 +186,11 @@ public final class RedisQuotaStore implements QuotaStore {
 			long patience = Math.max(this.redis.patience().multipliedBy(2).toNanos(), answerBy - now);
 			CompletableFuture<List<Object>> answer = this.redis.execute(QuotaScript.book(request, this.redis.time(now),
 					now, latestStart, lease, this.settings.leaseTime(), wallNow,
-					(request.place() != null) ? this.replica + ":" + request.place() : "", this.epochs::add),
+					(request.place() != null) ? this.replica + ":" + request.place() : "", this.memory.firstUse()),
 					Duration.ofNanos(patience).plus(this.settings.leaseTime()));
 			Instant wall = wallNow;
 			Booking booking = new BookingAnswer(this.redis, this.availability, answer, (reply) -> {
-				QuotaScript.levels(reply, request, now, wall)
-					.forEach((level) -> this.seen.put(level.bucket().key(), level));
+				this.memory.saw(QuotaScript.levels(reply, request, now, wall));
 				return QuotaScript.booking(reply, request, now, wall, lease);
 			}).await(patience, request.slots().isEmpty() ? null : new Booking.Lease(lease, request.slots()), (late) -> {
 				// the call went without it: Redis gives it all back
@@ -229,18 +214,24 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
-		wallNow = wall(wallNow);
+		Instant wall = this.memory.wall(wallNow);
+		return read(() -> QuotaScript
+			.waitNanos(this.redis.call(QuotaScript.waitFor(charges, this.redis.time(now), wall)), charges, wall),
+				() -> this.fallback.nanosUntilAvailable(charges, now, wall));
+	}
+
+	/** Reads from Redis while it is judged up and answers, else from the fallback. */
+	private <T> T read(Supplier<T> fromRedis, Supplier<T> fromFallback) {
 		if (this.availability.up()) {
 			this.redis.awaitWrites();
 			try {
-				return QuotaScript.waitNanos(
-						this.redis.call(QuotaScript.waitFor(charges, this.redis.time(now), wallNow)), charges, wallNow);
+				return fromRedis.get();
 			}
 			catch (RedisDown ex) {
 				// fall through to the fallback
 			}
 		}
-		return this.fallback.nanosUntilAvailable(charges, now, wallNow);
+		return fromFallback.get();
 	}
 
 	@Override
@@ -263,9 +254,9 @@ public final class RedisQuotaStore implements QuotaStore {
 			this.fallback.adjust(corrections, now, wallNow);
 			return;
 		}
-		Instant wall = wall(wallNow);
+		Instant wall = this.memory.wall(wallNow);
 		if (this.availability.up()) {
-			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wall, this.epochs::add));
+			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wall, this.memory.firstUse()));
 			return;
 		}
 		this.pending.add(corrections, wall);
@@ -278,9 +269,9 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void adjust(List<Charge> corrections, long now, Instant wallNow) {
-		wallNow = wall(wallNow);
+		wallNow = this.memory.wall(wallNow);
 		if (this.availability.up()) {
-			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wallNow, this.epochs::add));
+			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wallNow, this.memory.firstUse()));
 		}
 		else {
 			this.fallback.adjust(corrections, now, wallNow);
@@ -293,7 +284,7 @@ public final class RedisQuotaStore implements QuotaStore {
 			return;
 		}
 		if (this.availability.up()) {
-			this.redis.send(QuotaScript.lower(bucket, maxLevel, this.redis.time(now), this.epochs::add));
+			this.redis.send(QuotaScript.lower(bucket, maxLevel, this.redis.time(now), this.memory.firstUse()));
 		}
 		else {
 			this.fallback.lowerTo(bucket, maxLevel, now);
@@ -302,24 +293,15 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public BucketState state(BucketSpec bucket, long now, Instant wallNow) {
-		wallNow = wall(wallNow);
-		if (this.availability.up()) {
-			this.redis.awaitWrites();
-			try {
-				return QuotaScript.state(this.redis.call(QuotaScript.state(bucket, this.redis.time(now), wallNow)),
-						bucket, wallNow);
-			}
-			catch (RedisDown ex) {
-				// fall through to the fallback
-			}
-		}
-		return this.fallback.state(bucket, now, wallNow);
+		Instant wall = this.memory.wall(wallNow);
+		return read(() -> QuotaScript.state(this.redis.call(QuotaScript.state(bucket, this.redis.time(now), wall)),
+				bucket, wall), () -> this.fallback.state(bucket, now, wall));
 	}
 
 	/** Redis expires an idle bucket's key by itself; what was seen of it goes now. */
 	@Override
 	public void forget(List<BucketSpec> buckets) {
-		buckets.forEach((bucket) -> this.seen.remove(bucket.key()));
+		this.memory.forget(buckets);
 	}
 
 	@Override
@@ -391,24 +373,9 @@ public final class RedisQuotaStore implements QuotaStore {
 		}
 		this.ticker.dispose();
 		List<Booking.Lease> held = this.leases.takeAll();
-		if (!this.availability.up()) {
-			// they expire after the lease time
-			return;
-		}
-		try {
-			// Shutting down, an answer may take longer than a call's timeout on a busy
-			// machine; a release that has not landed when the connection closes would
-			// keep its slot taken for a whole lease time, so closing waits as long as
-			// start-up.
-			for (Booking.Lease lease : held) {
-				this.redis.call(QuotaScript.release(lease, this.redis.time()), RedisConnection.FIRST_ANSWER);
-			}
-			// Answered after every command sent before it on the connection: releases
-			// sent without waiting as the last calls ended have reached Redis too.
-			this.redis.call(QuotaScript.clear(CLOSING, this.redis.time()), RedisConnection.FIRST_ANSWER);
-		}
-		catch (RedisDown ex) {
-			// they expire after the lease time
+		if (this.availability.up()) {
+			// otherwise they expire after the lease time
+			RedisLeases.releaseOnClose(held, this.redis);
 		}
 	}
 
@@ -420,26 +387,17 @@ public final class RedisQuotaStore implements QuotaStore {
 				// what the fallback admitted meanwhile, which Redis never saw
 				List<Charge> handed = this.fallback.handOver();
 				if (!handed.isEmpty()) {
-					this.redis
-						.send(QuotaScript.adjust(handed, this.redis.time(), this.latestWall.get(), this.epochs::add));
+					this.redis.send(QuotaScript.adjust(handed, this.redis.time(), this.memory.latestWall(),
+							this.memory.firstUse()));
 				}
 				// what calls booked in Redis used while it was down lands now
 				this.pending.drainTo((corrections, wallNow) -> this.redis
-					.send(QuotaScript.adjust(corrections, this.redis.time(), wallNow, this.epochs::add)));
+					.send(QuotaScript.adjust(corrections, this.redis.time(), wallNow, this.memory.firstUse())));
 			});
 			return;
 		}
 		this.entries.tick();
 		this.leases.renewIfDue(this.redis);
-	}
-
-	/**
-	 * The wall time for calendar days, never earlier than any this store was given: a
-	 * wall clock set back across midnight must not open a new count of a day already
-	 * counted, as the local store's counters never do.
-	 */
-	private Instant wall(Instant wallNow) {
-		return this.latestWall.accumulateAndGet(wallNow, (seen, given) -> given.isAfter(seen) ? given : seen);
 	}
 
 }

@@ -263,6 +263,144 @@ class RedisReplicasTests {
 			.isEqualTo(Status.DOWN);
 	}
 
+	@Test
+	void threeReplicasKeepTheSharedInFlightLimitWhileRedisPausesBelowAndAboveItsTimeout() {
+		// Four calls at once for the whole account, 150 ms each; the provider refuses a
+		// fifth. Redis stops answering three times (CLIENT PAUSE, every command waits):
+		// 300 ms, under the 500 ms timeout, then twice 800 ms, over it.
+		EmbeddedRedis redis = EmbeddedRedis.own();
+		this.resources.add(redis);
+		ProviderSimulator simulator = simulator((sim) -> sim
+			.model(MODEL,
+					(limits) -> limits.concurrentRequests(4).requestsPerMinute(100_000).tokensPerMinute(100_000_000))
+			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(150)).fixedOutputTokens(5)));
+		List<GovernedApp> replicas = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			replicas.add(replica(simulator, redis, "llm.quota.headroom=1.0", "models.test-model.concurrent-requests=4",
+					"llm.quota.redis.timeout=500ms", "llm.quota.max-wait=30s"));
+		}
+		Load load = offer(replicas, simulator, 10, Duration.ofSeconds(8), "Summarise this.");
+		LettuceConnectionFactory admin = redis.connectionFactory();
+		this.resources.add(admin::destroy);
+		for (long pause : new long[] { 300, 800, 800 }) {
+			long at = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+			await().atMost(PATIENCE).until(() -> System.nanoTime() >= at);
+			pause(admin, Duration.ofMillis(pause));
+		}
+		load.awaitEnd();
+		assertThat(simulator.requestLog().refused()).as("calls the provider refused: over its four in flight")
+			.isEmpty();
+		assertThat(load.failures).as("failed calls").isEmpty();
+		// about 25 a second fit; well over half of 8 s of them, pauses and all
+		assertThat(load.completed()).as("completed calls").isGreaterThan(100);
+	}
+
+	@Test
+	void anOutageAndTheEmptyRedisAfterItKeepTheReplicasWithinTheTokenQuota() {
+		// 60,000 tokens a minute, a 10 s provider window; each call uses about 200 (its
+		// input and 5 generated), so about 5 a second fit, and the replicas offer 36.
+		// Redis goes down for 5 s and comes back empty (no persistence).
+		EmbeddedRedis redis = EmbeddedRedis.own();
+		this.resources.add(redis);
+		long quota = 60_000;
+		ProviderSimulator simulator = simulator((sim) -> sim.window(Duration.ofSeconds(10))
+			.model(MODEL, (limits) -> limits.tokensPerMinute(quota).requestsPerMinute(100_000))
+			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(30)).fixedOutputTokens(5)));
+		double headroom = 0.9;
+		List<GovernedApp> replicas = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			replicas.add(replica(simulator, redis, "llm.quota.headroom=" + headroom,
+					"models.test-model.tokens-per-minute=" + quota, "llm.quota.redis.timeout=200ms",
+					"llm.quota.max-wait=30s"));
+		}
+		Load load = offer(replicas, simulator, 12, Duration.ofSeconds(16), "Summarise this long text. ".repeat(40));
+		long down = load.start + Duration.ofSeconds(4).toNanos();
+		await().atMost(PATIENCE).until(() -> System.nanoTime() >= down);
+		redis.stop();
+		long up = down + Duration.ofSeconds(5).toNanos();
+		await().atMost(PATIENCE).until(() -> System.nanoTime() >= up);
+		redis.start();
+		load.awaitEnd();
+		assertThat(simulator.requestLog().refused()).as("calls the provider refused").isEmpty();
+		// The busiest 10 s after the first second (the books start full, as the
+		// provider's do), as a rate, against the quota times the headroom.
+		List<dev.llmquota.test.simulator.RequestRecord> served = simulator.requestLog()
+			.records()
+			.stream()
+			.filter((record) -> record.outcome() == dev.llmquota.test.simulator.RequestRecord.Outcome.COMPLETED)
+			.toList();
+		long first = served.stream().mapToLong(dev.llmquota.test.simulator.RequestRecord::arrivalNanos).min().orElse(0);
+		long window = Duration.ofSeconds(10).toNanos();
+		long busiest = 0;
+		for (dev.llmquota.test.simulator.RequestRecord from : served) {
+			if (from.arrivalNanos() < first + Duration.ofSeconds(1).toNanos()) {
+				continue;
+			}
+			long tokens = served.stream()
+				.filter((record) -> record.arrivalNanos() >= from.arrivalNanos()
+						&& record.arrivalNanos() < from.arrivalNanos() + window)
+				.mapToLong((record) -> record.inputTokens() + record.outputTokens())
+				.sum();
+			busiest = Math.max(busiest, tokens);
+		}
+		double perMinute = busiest * 6.0;
+		assertThat(perMinute / (quota * headroom)).as("busiest 10 s, per minute, over quota x headroom")
+			.isLessThanOrEqualTo(1.1);
+		assertThat(load.completed()).as("calls kept flowing").isGreaterThan(30);
+	}
+
+	/** Calls offered to each replica at a fixed rate for a while, however they fare. */
+	private Load offer(List<GovernedApp> replicas, ProviderSimulator simulator, int perSecond, Duration run,
+			String prompt) {
+		Load load = new Load(System.nanoTime(), run);
+		for (GovernedApp replica : replicas) {
+			WebClient client = replica.webClient();
+			Disposable calls = Flux.interval(Duration.ofMillis(1_000 / perSecond))
+				.take(run)
+				.flatMap((i) -> send(client, simulator, prompt).doOnNext((body) -> load.done.incrementAndGet())
+					.onErrorResume((ex) -> {
+						load.failures.add(ex);
+						return Mono.empty();
+					}), 1_000)
+				.subscribe();
+			this.resources.add(calls::dispose);
+		}
+		return load;
+	}
+
+	private static final class Load {
+
+		final long start;
+
+		final Duration run;
+
+		final AtomicInteger done = new AtomicInteger();
+
+		final ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+
+		Load(long start, Duration run) {
+			this.start = start;
+			this.run = run;
+		}
+
+		void awaitEnd() {
+			await().atMost(PATIENCE).until(() -> System.nanoTime() - this.start > this.run.toNanos());
+		}
+
+		int completed() {
+			return this.done.get();
+		}
+
+	}
+
+	/** Redis answers no command, from any client, for a while. */
+	private static void pause(LettuceConnectionFactory admin, Duration duration) {
+		try (org.springframework.data.redis.connection.RedisConnection connection = admin.getConnection()) {
+			connection.execute("CLIENT", "PAUSE".getBytes(), Long.toString(duration.toMillis()).getBytes(),
+					"ALL".getBytes());
+		}
+	}
+
 	private ProviderSimulator simulator(
 			java.util.function.Consumer<dev.llmquota.test.simulator.ProviderSimulatorBuilder> setup) {
 		dev.llmquota.test.simulator.ProviderSimulatorBuilder builder = ProviderSimulator.builder();
@@ -293,10 +431,14 @@ class RedisReplicasTests {
 	}
 
 	private static Mono<String> send(WebClient client, ProviderSimulator simulator) {
+		return send(client, simulator, "Summarise this.");
+	}
+
+	private static Mono<String> send(WebClient client, ProviderSimulator simulator, String prompt) {
 		return client.post()
 			.uri(simulator.baseUrl() + DIALECT.path(MODEL, false))
 			.contentType(MediaType.APPLICATION_JSON)
-			.bodyValue(DIALECT.body(MODEL, 50, false, "Summarise this."))
+			.bodyValue(DIALECT.body(MODEL, 50, false, prompt))
 			.retrieve()
 			.bodyToMono(String.class);
 	}

@@ -404,6 +404,16 @@ public class LlmQuotaProperties {
 		 */
 		private Duration timeout = Duration.ofMillis(500);
 
+		/**
+		 * The longest wait between Lettuce's attempts to reconnect after Redis went away
+		 * (Lettuce's own grows to 30 s). Replicas go back to the shared books within
+		 * about this long of Redis answering again; until each does, the ones already
+		 * back use Redis's whole books while the others still use their local share.
+		 * Applies to the connection Spring Boot builds from spring.data.redis.*; an
+		 * application with its own Lettuce ClientResources keeps its own delay.
+		 */
+		private Duration reconnectDelay = Duration.ofSeconds(1);
+
 		public OnFailure getOnFailure() {
 			return this.onFailure;
 		}
@@ -434,6 +444,14 @@ public class LlmQuotaProperties {
 
 		public void setTimeout(Duration timeout) {
 			this.timeout = timeout;
+		}
+
+		public Duration getReconnectDelay() {
+			return this.reconnectDelay;
+		}
+
+		public void setReconnectDelay(Duration reconnectDelay) {
+			this.reconnectDelay = reconnectDelay;
 		}
 
 	}

@@ -1,7 +1,12 @@
 package dev.llmquota.autoconfigure;
 
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
 import dev.llmquota.core.QuotaStore;
 import dev.llmquota.store.RedisQuotaStore;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -10,9 +15,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 
 /**
@@ -56,8 +63,30 @@ public final class LlmQuotaRedisAutoConfiguration {
 		}
 		QuotaConfigFactory.positive(prefix + "lease-time", redis.getLeaseTime(), "for example 30s (the default)");
 		QuotaConfigFactory.positive(prefix + "timeout", redis.getTimeout(), "for example 500ms (the default)");
+		QuotaConfigFactory.positive(prefix + "reconnect-delay", redis.getReconnectDelay(),
+				"for example 1s (the default)");
 		return new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.valueOf(redis.getOnFailure().name()), share,
 				redis.getLeaseTime(), redis.getTimeout());
+	}
+
+	/**
+	 * Lettuce reconnects after an outage with a back-off that grows to 30 s; capped, the
+	 * replicas go back to the shared books together, soon after Redis answers again.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ ClientResources.class, ClientResourcesBuilderCustomizer.class })
+	static final class LettuceReconnect {
+
+		@Bean
+		ClientResourcesBuilderCustomizer llmQuotaReconnectDelay(LlmQuotaProperties properties) {
+			Duration most = properties.getRedis().getReconnectDelay();
+			return (builder) -> {
+				if (!most.isNegative() && !most.isZero()) {
+					builder.reconnectDelay(Delay.exponential(Duration.ofMillis(1), most, 2, TimeUnit.MILLISECONDS));
+				}
+			};
+		}
+
 	}
 
 }

@@ -68,6 +68,30 @@ class LlmQuotaRedisAutoConfigurationTests {
 	}
 
 	@Test
+	void lettuceReconnectsAtLeastEverySecondSoReplicasGoBackToTheSharedBooksTogether() {
+		this.runner.withPropertyValues("llm.quota.backend=redis").run((context) -> {
+			io.lettuce.core.resource.Delay delay = context.getBean(io.lettuce.core.resource.ClientResources.class)
+				.reconnectDelay();
+			// Lettuce's default grows to 30 s; after ten failed attempts it would wait
+			// 512 ms
+			// and after twenty about 30 s
+			assertThat(delay.createDelay(40)).isLessThanOrEqualTo(Duration.ofSeconds(1));
+		});
+		this.runner.withPropertyValues("llm.quota.backend=redis", "llm.quota.redis.reconnect-delay=250ms")
+			.run((context) -> assertThat(
+					context.getBean(io.lettuce.core.resource.ClientResources.class).reconnectDelay().createDelay(40))
+				.isEqualTo(Duration.ofMillis(250)));
+	}
+
+	@Test
+	void aReconnectDelayOfZeroStopsStartUpNamingTheProperty() {
+		this.runner.withPropertyValues("llm.quota.backend=redis", "llm.quota.redis.reconnect-delay=0s")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains("llm.quota.redis.reconnect-delay"));
+	}
+
+	@Test
 	void theEngineStopsAfterTheWebServerAndBeforeTheRedisConnectionAndReactorNetty() {
 		// stopping runs from the highest phase down: the leases go back while the
 		// connection still works

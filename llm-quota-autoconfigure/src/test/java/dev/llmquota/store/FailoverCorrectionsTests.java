@@ -12,6 +12,7 @@ import dev.llmquota.core.TestConfigs;
 import dev.llmquota.core.Usage;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnection;
@@ -30,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * answers again. Redis is made unreachable with {@code CLIENT PAUSE}, which keeps its
  * data, so what it holds afterwards can be read.
  */
+@Tag("slow")
 class FailoverCorrectionsTests {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(15);

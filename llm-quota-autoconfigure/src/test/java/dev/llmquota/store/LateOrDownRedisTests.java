@@ -12,6 +12,7 @@ import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnection;
@@ -27,6 +28,7 @@ import static org.awaitility.Awaitility.await;
  * is never admitted both in Redis and locally. Redis is made late with
  * {@code CLIENT PAUSE}, which delays every answer, pings included, and keeps the data.
  */
+@Tag("slow")
 class LateOrDownRedisTests {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(15);

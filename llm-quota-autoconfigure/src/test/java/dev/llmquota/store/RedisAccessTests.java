@@ -19,6 +19,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.sentinel.api.sync.RedisSentinelCommands;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import redis.embedded.RedisSentinel;
 import redis.embedded.RedisServer;
@@ -38,6 +39,7 @@ import static org.awaitility.Awaitility.await;
  * besides a plain server: a password ({@code requirepass}), an ACL user limited to
  * llm-quota's keys, and Sentinel with a failover it drives.
  */
+@Tag("slow")
 class RedisAccessTests {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(30);

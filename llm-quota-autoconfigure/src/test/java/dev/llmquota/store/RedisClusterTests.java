@@ -27,6 +27,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import redis.embedded.RedisServer;
 
@@ -44,6 +45,7 @@ import static org.awaitility.Awaitility.await;
  * of a provider entry carries its hash tag, so one script touches one slot; a
  * {@code CLUSTER FAILOVER} of the master that holds an entry's keys keeps its books.
  */
+@Tag("slow")
 class RedisClusterTests {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(30);
@@ -193,6 +195,25 @@ class RedisClusterTests {
 				.isEqualTo(2));
 		assertThat(book(1)).as("and bookings go on, on the new master").isInstanceOf(Booking.Booked.class);
 		assertThat(this.store.state(this.tokens, this.now, this.wall).remaining()).isEqualTo(1);
+	}
+
+	@Test
+	void aKilledReplicasSlotsComeBackWithinTheLeaseTimeOnTheClusterToo() throws Exception {
+		Duration lease = Duration.ofSeconds(2);
+		String key = this.entry + "account:killed-concurrent-requests";
+		Process holder = SlotHolder.start("cluster",
+				String.join(",", ports.stream().map((port) -> "127.0.0.1:" + port).toList()), key, "3",
+				Long.toString(lease.toMillis()));
+		RedisQuotaStore live = new RedisQuotaStore(this.connectionFactory,
+				new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.REJECT, 0.5, lease, Duration.ofSeconds(2)));
+		try {
+			Duration back = SlotHolder.killAndTimeTheSlotsReturn(holder, live, SlotHolder.slot(key, 3));
+			assertThat(back).as("slots back after the kill").isLessThanOrEqualTo(lease.plusMillis(500));
+		}
+		finally {
+			holder.destroyForcibly();
+			live.close();
+		}
 	}
 
 	private Booking book(long units) {

@@ -70,6 +70,16 @@ final class CallHandler {
 				if (!HttpMethod.POST.equals(request.method())) {
 					return send(response, dialect.badRequest("Only POST is served on " + uri.path(), "-"));
 				}
+				for (Map.Entry<String, String> required : this.state.requiredHeaders().entrySet()) {
+					if (!required.getValue().equals(request.requestHeaders().get(required.getKey()))) {
+						ObjectNode unauthorized = Json.object();
+						unauthorized.putObject("error")
+							.put("message", "Incorrect or missing " + required.getKey())
+							.put("type", "authentication_error");
+						return request.receive()
+							.then(send(response, Reply.json(401, Map.of(), Json.write(unauthorized))));
+					}
+				}
 				return request.receive()
 					.aggregate()
 					.asByteArray()

@@ -40,6 +40,8 @@ public final class ProviderSimulatorBuilder {
 
 	private Limits defaultModel = Limits.unlimited();
 
+	private final java.util.Map<String, String> requiredHeaders = new java.util.LinkedHashMap<>();
+
 	private final Map<String, Limits> models = new LinkedHashMap<>();
 
 	private final Map<String, OutputPolicy> policies = new LinkedHashMap<>();
@@ -235,6 +237,18 @@ public final class ProviderSimulatorBuilder {
 	}
 
 	/**
+	 * Makes every call carry a header with this value, as a provider checks its API key:
+	 * a call without it is answered 401 and served nothing.
+	 * @param name the header, for example {@code api-key}
+	 * @param value the value it must have
+	 * @return this builder
+	 */
+	public ProviderSimulatorBuilder requireHeader(String name, String value) {
+		this.requiredHeaders.put(name, value);
+		return this;
+	}
+
+	/**
 	 * The seed of random faults.
 	 * @param seed the seed
 	 * @return this builder
@@ -263,7 +277,7 @@ public final class ProviderSimulatorBuilder {
 		resetFaults.run();
 		List<Dialect> dialects = Dialects.all();
 		SimulatorState state = new SimulatorState(clock, dialects, this.policies, book, this.latency, faults,
-				this.enforce, this.exhausted);
+				this.enforce, this.exhausted, this.requiredHeaders);
 		return new ProviderSimulator(state, this.host, this.port, resetFaults, this.exhausted);
 	}
 

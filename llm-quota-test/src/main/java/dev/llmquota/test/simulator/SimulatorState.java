@@ -31,8 +31,12 @@ final class SimulatorState {
 
 	private volatile boolean exhausted;
 
+	private final Map<String, String> requiredHeaders;
+
 	SimulatorState(SimClock clock, List<Dialect> dialects, Map<String, OutputPolicy> policies, QuotaBook book,
-			LatencyModel latency, FaultPlan faults, boolean enforce, boolean exhausted) {
+			LatencyModel latency, FaultPlan faults, boolean enforce, boolean exhausted,
+			Map<String, String> requiredHeaders) {
+		this.requiredHeaders = Map.copyOf(requiredHeaders);
 		this.clock = clock;
 		this.dialects = List.copyOf(dialects);
 		this.policies = Map.copyOf(policies);
@@ -45,6 +49,11 @@ final class SimulatorState {
 
 	SimClock clock() {
 		return this.clock;
+	}
+
+	/** Headers every call must carry, with their values, as an API key is checked. */
+	Map<String, String> requiredHeaders() {
+		return this.requiredHeaders;
 	}
 
 	List<Dialect> dialects() {

@@ -81,7 +81,7 @@ class CallLifecycleTests {
 		QuotaBook book = new QuotaBook(this.clock, Duration.ofMinutes(1), ZoneOffset.UTC, Limits.unlimited(),
 				Map.of("gpt-4o", Limits.builder().concurrentRequests(1).build()), Limits.unlimited());
 		SimulatorState state = new SimulatorState(this.clock, dialects, Map.of(), book, LatencyModel.none(),
-				new FaultPlan(42), true, false);
+				new FaultPlan(42), true, false, Map.of());
 		this.simulator = new ProviderSimulator(state, "127.0.0.1", 0, () -> {
 		}, false);
 		assertThat(

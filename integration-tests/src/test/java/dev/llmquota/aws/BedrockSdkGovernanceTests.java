@@ -157,6 +157,18 @@ class BedrockSdkGovernanceTests {
 	}
 
 	@Test
+	void theEntrysHeadersReachTheProviderFromTheSyncAndAsyncClients() throws Exception {
+		try (Setup setup = new Setup((sim) -> sim.requireHeader("x-entry-key", "entry-key"),
+				"llm.quota.providers.bedrock.headers.x-entry-key=entry-key")) {
+			assertThat(setup.client().converse(converse("Hello.")).output()).isNotNull();
+			assertThat(setup.asyncClient()
+				.converse(converse("Hello."))
+				.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)
+				.output()).isNotNull();
+		}
+	}
+
+	@Test
 	void converseCallsArePacedAndAConverseStreamIsChargedItsMetadata() throws Exception {
 		try (Setup setup = new Setup((sim) -> sim.model(MODEL, (limits) -> limits.concurrentRequests(1)))) {
 			BedrockRuntimeClient client = setup.client();

@@ -135,6 +135,14 @@ class LangChain4jGovernanceTests {
 	}
 
 	@Test
+	void theEntrysCredentialsReachTheProviderInPlaceOfTheModelsOwnKey() {
+		try (Setup setup = new Setup((sim) -> sim.requireHeader("authorization", "Bearer entry-key"),
+				"llm.quota.providers.openai.headers.authorization=Bearer entry-key")) {
+			assertThat(setup.openAi().chat("Hello.")).isNotEmpty();
+		}
+	}
+
+	@Test
 	void anthropicCallsAreGovernedToo() {
 		try (Setup setup = new Setup((sim) -> {
 		})) {

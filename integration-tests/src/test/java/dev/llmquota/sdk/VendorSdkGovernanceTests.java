@@ -118,6 +118,14 @@ class VendorSdkGovernanceTests {
 	}
 
 	@Test
+	void theEntrysCredentialsReachTheProviderInPlaceOfTheSdksOwnKey() {
+		try (Setup setup = new Setup((sim) -> sim.requireHeader("x-api-key", "entry-key"),
+				"llm.quota.providers.anthropic.headers.x-api-key=entry-key")) {
+			assertThat(setup.anthropic().messages().create(message("Hello.")).content()).isNotEmpty();
+		}
+	}
+
+	@Test
 	void anthropicCallsArePacedAndStreamsChargedTheirUsage() throws Exception {
 		try (Setup setup = new Setup(
 				(sim) -> sim.model("claude-sonnet-4-5", (limits) -> limits.concurrentRequests(1)))) {

@@ -81,7 +81,8 @@ public final class LlmQuotaAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	LlmQuotaCalls llmQuotaCalls(QuotaEngine engine, LlmQuotaProperties properties) {
-		return new LlmQuotaCalls(engine, QuotaConfigFactory.retry(properties.getRetry()));
+		return new LlmQuotaCalls(engine, QuotaConfigFactory.retry(properties.getRetry()),
+				EntryCredentials.of(properties));
 	}
 
 }

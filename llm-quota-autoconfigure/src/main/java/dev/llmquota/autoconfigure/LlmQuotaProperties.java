@@ -724,6 +724,14 @@ public class LlmQuotaProperties {
 		private @Nullable MatchHeader matchHeader;
 
 		/**
+		 * Headers set on every call this entry governs, replacing the client's own:
+		 * credentials per entry, such as api-key (Azure OpenAI), x-api-key (Anthropic) or
+		 * Authorization (OpenAI, "Bearer ..."). Their values are never logged, never
+		 * shown on the endpoint and never put in an exception message.
+		 */
+		private Map<String, String> headers = new LinkedHashMap<>();
+
+		/**
 		 * Whether OpenAI-style streaming calls that do not ask for usage get
 		 * stream_options.include_usage added, so their usage can be reconciled; the
 		 * caller then receives one more final chunk with empty choices.
@@ -839,6 +847,14 @@ public class LlmQuotaProperties {
 
 		public void setMatchHeader(@Nullable MatchHeader matchHeader) {
 			this.matchHeader = matchHeader;
+		}
+
+		public Map<String, String> getHeaders() {
+			return this.headers;
+		}
+
+		public void setHeaders(Map<String, String> headers) {
+			this.headers = headers;
 		}
 
 		public @Nullable ChargeRefused getChargeRefused() {

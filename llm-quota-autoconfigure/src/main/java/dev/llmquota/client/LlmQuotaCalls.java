@@ -76,8 +76,18 @@ public final class LlmQuotaCalls {
 	 * @param retry how refusals are retried
 	 */
 	public LlmQuotaCalls(QuotaEngine engine, RetrySettings retry) {
+		this(engine, retry, Map.of());
+	}
+
+	/**
+	 * Creates the calls facade.
+	 * @param engine the quota engine
+	 * @param retry how refusals are retried
+	 * @param credentials the headers set on the calls of each provider entry, by id
+	 */
+	public LlmQuotaCalls(QuotaEngine engine, RetrySettings retry, Map<String, Credentials> credentials) {
 		this.engine = engine;
-		this.routes = new Routes(engine.config());
+		this.routes = new Routes(engine.config(), credentials);
 		this.retry = retry;
 		this.retryPolicy = new RetryPolicy(retry);
 		this.refusals = new RefusalHandling(engine, retry);

@@ -4,11 +4,22 @@ import dev.llmquota.core.ProviderSpec;
 import dev.llmquota.provider.Dialect;
 
 /**
- * The provider entry that governs a call, with its dialect.
+ * The provider entry that governs a call, with its dialect and the headers set on its
+ * calls.
  *
  * @param provider the provider entry
  * @param dialect its dialect
+ * @param credentials the headers set on every call it governs
  */
-public record Route(ProviderSpec provider, Dialect dialect) {
+public record Route(ProviderSpec provider, Dialect dialect, Credentials credentials) {
+
+	/**
+	 * An entry whose calls carry the client's own headers.
+	 * @param provider the provider entry
+	 * @param dialect its dialect
+	 */
+	public Route(ProviderSpec provider, Dialect dialect) {
+		this(provider, dialect, Credentials.NONE);
+	}
 
 }

@@ -28,11 +28,12 @@ final class Routes {
 
 	}
 
-	Routes(QuotaConfig config) {
+	Routes(QuotaConfig config, Map<String, Credentials> credentials) {
 		List<Entry> entries = new ArrayList<>();
 		Map<String, Route> byId = new HashMap<>();
 		for (ProviderSpec provider : config.providers().values()) {
-			Route route = new Route(provider, Dialect.of(dialect(provider)));
+			Route route = new Route(provider, Dialect.of(dialect(provider)),
+					credentials.getOrDefault(provider.id(), Credentials.NONE));
 			entries.add(new Entry(normalize(provider.baseUrl().toString()), route));
 			byId.put(provider.id(), route);
 		}

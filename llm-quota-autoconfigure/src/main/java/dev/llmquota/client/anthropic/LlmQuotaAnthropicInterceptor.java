@@ -22,6 +22,7 @@ import com.anthropic.core.http.Interceptor;
 import dev.llmquota.LlmQuota;
 import dev.llmquota.client.BlockingExchange;
 import dev.llmquota.client.CallPlan;
+import dev.llmquota.client.Credentials;
 import dev.llmquota.client.FollowingInputStream;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
@@ -86,7 +87,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 				// the SDK sets its base URL below its interceptors: the entry's stands in
 				uri = route.provider().baseUrl();
 			}
-			HttpRequest buffered = request.buffered();
+			HttpRequest buffered = withCredentials(request.buffered(), route.credentials());
 			CallPlan plan = LlmQuotaAnthropicInterceptor.this.calls.plan(route, uri, bytes(buffered),
 					LlmQuota::current);
 			try {
@@ -113,6 +114,15 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 		@Override
 		public void close() {
 			this.client.close();
+		}
+
+		private static HttpRequest withCredentials(HttpRequest request, Credentials credentials) {
+			if (credentials.isEmpty()) {
+				return request;
+			}
+			HttpRequest.Builder builder = request.toBuilder();
+			credentials.applyTo(builder::replaceHeaders);
+			return builder.build();
 		}
 
 		private Route route(HttpRequest request, URI uri) {

@@ -15,6 +15,7 @@ import dev.llmquota.LlmQuota;
 import dev.llmquota.LlmQuotaException;
 import dev.llmquota.client.BlockingExchange;
 import dev.llmquota.client.CallPlan;
+import dev.llmquota.client.Credentials;
 import dev.llmquota.client.FollowingInputStream;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
@@ -193,7 +194,7 @@ public final class LlmQuotaAwsHttpClients {
 			}
 			byte[] body = this.plan.body();
 			HttpExecuteRequest.Builder attempt = HttpExecuteRequest.builder()
-				.request(this.request.httpRequest())
+				.request(withCredentials(this.request.httpRequest(), this.route.credentials()))
 				.contentStreamProvider(() -> new ByteArrayInputStream(body));
 			this.request.metricCollector().ifPresent(attempt::metricCollector);
 			this.current = this.client.prepareRequest(attempt.build());
@@ -335,6 +336,19 @@ public final class LlmQuotaAwsHttpClients {
 
 	}
 
+	/**
+	 * The request with the entry's headers set; they are not signed (a SigV4 signature
+	 * covers the headers it lists only).
+	 */
+	private static SdkHttpRequest withCredentials(SdkHttpRequest request, Credentials credentials) {
+		if (credentials.isEmpty()) {
+			return request;
+		}
+		SdkHttpRequest.Builder builder = request.toBuilder();
+		credentials.applyTo(builder::putHeader);
+		return builder.build();
+	}
+
 	private static void fail(AsyncExecuteRequest request, CompletableFuture<Void> result, Throwable error) {
 		try {
 			request.responseHandler().onError(error);
@@ -371,7 +385,7 @@ public final class LlmQuotaAwsHttpClients {
 				GovernedCall call = LlmQuotaAwsHttpClients.this.calls.start(this.plan, permit);
 				Handler handler = new Handler(call, attempt);
 				AsyncExecuteRequest.Builder sent = AsyncExecuteRequest.builder()
-					.request(this.request.request())
+					.request(withCredentials(this.request.request(), this.plan.route().credentials()))
 					.requestContentPublisher(new BytesPublisher(this.plan.body()))
 					.responseHandler(handler)
 					.fullDuplex(this.request.fullDuplex())

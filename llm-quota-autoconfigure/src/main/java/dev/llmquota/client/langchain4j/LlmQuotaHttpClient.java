@@ -235,6 +235,7 @@ final class LlmQuotaHttpClient implements HttpClient {
 					values.forEach((value) -> builder.header(name, value));
 				}
 			});
+			plan.route().credentials().applyTo(builder::setHeader);
 			if (LlmQuotaHttpClient.this.readTimeout != null) {
 				builder.timeout(LlmQuotaHttpClient.this.readTimeout);
 			}

@@ -121,8 +121,10 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 	private Response governed(Chain chain, Request request, MediaType contentType, Route route, byte[] body,
 			Function<String, Object> attributes) throws IOException {
 		CallPlan plan = this.calls.plan(route, request.url().uri(), body, attributes);
-		Request replay = GoogleGenAiRetries.leftToLlmQuota(
-				request.newBuilder().method(request.method(), RequestBody.create(plan.body(), contentType)).build());
+		Request.Builder builder = request.newBuilder()
+			.method(request.method(), RequestBody.create(plan.body(), contentType));
+		route.credentials().applyTo(builder::header);
+		Request replay = GoogleGenAiRetries.leftToLlmQuota(builder.build());
 		// the wait must fit inside the call's own timeout
 		long callTimeout = chain.call().timeout().timeoutNanos();
 		long deadline = this.calls.deadline(plan, (callTimeout > 0) ? Duration.ofNanos(callTimeout) : null);

@@ -56,6 +56,7 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 			return execution.execute(request, body);
 		}
 		CallPlan plan = this.calls.plan(route, request.getURI(), body, attributes);
+		route.credentials().applyTo(request.getHeaders()::set);
 		if (plan.body() != body) {
 			request.getHeaders().setContentLength(plan.body().length);
 		}

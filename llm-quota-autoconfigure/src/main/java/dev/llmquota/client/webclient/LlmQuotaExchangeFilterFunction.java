@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.client.CallPlan;
+import dev.llmquota.client.Credentials;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Outcome;
@@ -85,7 +86,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		}
 		return CapturedBody.of(request, this.writers.get()).flatMap((captured) -> {
 			CallPlan plan = this.calls.plan(route, request.url(), captured.bytes(), attributes);
-			ClientRequest replay = replay(request, captured, plan.body());
+			ClientRequest replay = replay(request, captured, plan.body(), route.credentials());
 			long deadline = this.calls.deadline(plan, null);
 			AtomicInteger attempts = new AtomicInteger();
 			// Every attempt goes through admission again and reserves again.
@@ -211,7 +212,8 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		}
 	}
 
-	private static ClientRequest replay(ClientRequest request, CapturedBody captured, byte[] bytes) {
+	private static ClientRequest replay(ClientRequest request, CapturedBody captured, byte[] bytes,
+			Credentials credentials) {
 		BodyInserter<byte[], org.springframework.http.client.reactive.ClientHttpRequest> inserter = (message,
 				context) -> {
 			message.getHeaders().setContentLength(bytes.length);
@@ -221,6 +223,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			headers.clear();
 			headers.putAll(captured.headers());
 			headers.setContentLength(bytes.length);
+			credentials.applyTo(headers::set);
 		}).attribute(GOVERNED, Boolean.TRUE).body(inserter).build();
 	}
 

@@ -1,0 +1,52 @@
+package dev.llmquota.autoconfigure;
+
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+import dev.llmquota.client.Credentials;
+
+/**
+ * Reads {@code llm.quota.providers.<id>.headers} into the credentials of each entry,
+ * refusing what no HTTP stack could send. A mistake names the property, never the value.
+ */
+final class EntryCredentials {
+
+	/** A header name: an HTTP token. */
+	private static final Pattern NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+
+	/** Headers of the message's framing, which the HTTP stack sets itself. */
+	private static final Set<String> FRAMING = Set.of("host", "content-length", "transfer-encoding", "connection",
+			"content-type");
+
+	private EntryCredentials() {
+	}
+
+	static Map<String, Credentials> of(LlmQuotaProperties properties) {
+		Map<String, Credentials> credentials = new HashMap<>();
+		properties.getProviders().forEach((id, provider) -> {
+			String prefix = QuotaConfigFactory.PREFIX + "providers." + id + ".headers.";
+			provider.getHeaders().forEach((name, value) -> check(prefix + name, name, value));
+			credentials.put(id, Credentials.of(provider.getHeaders()));
+		});
+		return credentials;
+	}
+
+	private static void check(String property, String name, String value) {
+		if (!NAME.matcher(name).matches()) {
+			throw new InvalidQuotaPropertyException(property, "(hidden)", "'" + name + "' is not an HTTP header name",
+					"use the header's name as the key, for example api-key or x-api-key.");
+		}
+		if (FRAMING.contains(name.toLowerCase(Locale.ROOT))) {
+			throw new InvalidQuotaPropertyException(property, "(hidden)", "the HTTP client sets " + name + " itself",
+					"remove it; only credentials and the like go here.");
+		}
+		if (value == null || value.isBlank() || value.chars().anyMatch((c) -> c == '\r' || c == '\n' || c == 0)) {
+			throw new InvalidQuotaPropertyException(property, "(hidden)", "the value is empty or holds a line break",
+					"set the credential itself, for example from an environment variable: ${AZURE_EAST_KEY}.");
+		}
+	}
+
+}

@@ -11,7 +11,7 @@ import dev.llmquota.tokens.TokenEstimator;
 /**
  * What llm-quota read from one call before sending it.
  *
- * @param route the provider entry and dialect
+ * @param entry the provider entry and dialect
  * @param pool the pool the call is accounted to
  * @param demand what it reserves: corrected input estimate and output ceiling
  * @param rawEstimate the input estimate before drift correction, compared with usage
@@ -26,7 +26,7 @@ import dev.llmquota.tokens.TokenEstimator;
  * @param priority the call's class, or {@code null} for the model's default
  * @param maxWait the call's longest wait, or {@code null} for the configured one
  */
-public record CallPlan(Route route, Pool pool, Demand demand, long rawEstimate, TokenEstimator estimator,
+public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEstimate, TokenEstimator estimator,
 		boolean generates, boolean streaming, boolean refusesInStream, Framing framing, byte[] body, Priority priority,
 		Duration maxWait) {
 

@@ -38,7 +38,7 @@ public final class GovernedCall {
 		this.engine = engine;
 		this.plan = plan;
 		this.permit = permit;
-		this.reader = new ResponseReader(plan.route().dialect(), plan.framing());
+		this.reader = new ResponseReader(plan.entry().dialect(), plan.framing());
 	}
 
 	/**
@@ -67,17 +67,17 @@ public final class GovernedCall {
 		this.status = status;
 		Framing framing = framing(headers.get("Content-Type"), this.plan.framing());
 		if (framing != this.plan.framing()) {
-			this.reader = new ResponseReader(this.plan.route().dialect(), framing);
+			this.reader = new ResponseReader(this.plan.entry().dialect(), framing);
 		}
 		if (successful()) {
-			this.plan.route().dialect().readHeaders(headers, this.reader.usage());
+			this.plan.entry().dialect().readHeaders(headers, this.reader.usage());
 		}
 		if (successful()) {
 			// a call that succeeds ends any exhaustion: a probe found the quota back
 			this.engine.succeeded(this.permit);
 		}
 		this.engine.observe(this.plan.pool(),
-				this.plan.route().dialect().rateLimits(headers, this.engine.clock().instant()));
+				this.plan.entry().dialect().rateLimits(headers, this.engine.clock().instant()));
 	}
 
 	/**
@@ -206,7 +206,7 @@ public final class GovernedCall {
 	 * the provider counts refused requests ({@code charge-refused}).
 	 */
 	private void refuseTokens() {
-		this.permit.refuse(this.plan.route().provider().chargeRefusedRequests());
+		this.permit.refuse(this.plan.entry().provider().chargeRefusedRequests());
 	}
 
 	/**
@@ -219,7 +219,7 @@ public final class GovernedCall {
 		if (usage.refusal() == null || this.plan.pool().spec().mode() == Mode.OFF) {
 			return;
 		}
-		Answer refusal = this.plan.route().dialect().refusal(usage.refusal(), this.engine.clock().instant());
+		Answer refusal = this.plan.entry().dialect().refusal(usage.refusal(), this.engine.clock().instant());
 		if (refusal == null) {
 			return;
 		}

@@ -52,7 +52,7 @@ public final class LlmQuotaCalls {
 
 	private final QuotaEngine engine;
 
-	private final Routes routes;
+	private final EntryLookup lookup;
 
 	private final Map<String, TokenEstimator> estimators = new ConcurrentHashMap<>();
 
@@ -87,7 +87,7 @@ public final class LlmQuotaCalls {
 	 */
 	public LlmQuotaCalls(QuotaEngine engine, RetrySettings retry, Map<String, Credentials> credentials) {
 		this.engine = engine;
-		this.routes = new Routes(engine.config(), credentials);
+		this.lookup = new EntryLookup(engine.config(), credentials);
 		this.retry = retry;
 		this.retryPolicy = new RetryPolicy(retry);
 		this.refusals = new RefusalHandling(engine, retry);
@@ -181,7 +181,7 @@ public final class LlmQuotaCalls {
 	 */
 	public StreamHead head(CallPlan plan, int status) {
 		boolean held = status == 200 && plan.refusesInStream() && plan.pool().spec().mode() == Mode.ENFORCE;
-		return held ? new StreamHead(plan.route().dialect(), this.engine.clock().instant()) : null;
+		return held ? new StreamHead(plan.entry().dialect(), this.engine.clock().instant()) : null;
 	}
 
 	/**
@@ -200,24 +200,24 @@ public final class LlmQuotaCalls {
 	 * @param uri the URL
 	 * @param headers the request's headers
 	 * @param attributes the request's attributes
-	 * @return the route, or {@code null}
+	 * @return the entry, or {@code null}
 	 */
-	public Route route(String method, URI uri, HeaderLookup headers, Function<String, Object> attributes) {
+	public ProviderEntry entry(String method, URI uri, HeaderLookup headers, Function<String, Object> attributes) {
 		if (!"POST".equalsIgnoreCase(method) || Boolean.TRUE.equals(bool(attributes.apply(LlmQuota.SKIP)))) {
 			return null;
 		}
 		Object provider = attributes.apply(LlmQuota.PROVIDER);
 		if (provider != null) {
-			Route route = this.routes.byId(provider.toString());
-			if (route == null) {
+			ProviderEntry entry = this.lookup.byId(provider.toString());
+			if (entry == null) {
 				LogOnce.warn("attribute provider " + provider, "No provider entry '" + provider
 						+ "' under llm.quota.providers (named by the PROVIDER attribute); the call is matched by URL");
 			}
 			else {
-				return route;
+				return entry;
 			}
 		}
-		return this.routes.match(uri, headers);
+		return this.lookup.match(uri, headers);
 	}
 
 	/**
@@ -228,21 +228,21 @@ public final class LlmQuotaCalls {
 	 * name it.
 	 * @param dialect the client's dialect
 	 * @param attributes the call's attributes
-	 * @return the route, or {@code null}
+	 * @return the entry, or {@code null}
 	 */
-	public Route routeOf(DialectId dialect, Function<String, Object> attributes) {
+	public ProviderEntry entryOf(DialectId dialect, Function<String, Object> attributes) {
 		Object provider = attributes.apply(LlmQuota.PROVIDER);
 		if (provider != null) {
-			Route named = this.routes.byId(provider.toString());
+			ProviderEntry named = this.lookup.byId(provider.toString());
 			if (named != null) {
 				return named;
 			}
 		}
-		List<Route> candidates = this.routes.ofDialect(dialect);
+		List<ProviderEntry> candidates = this.lookup.ofDialect(dialect);
 		if (candidates.size() == 1) {
 			return candidates.get(0);
 		}
-		LogOnce.warn("route of " + dialect,
+		LogOnce.warn("entry of " + dialect,
 				"A " + dialect.name().toLowerCase(Locale.ROOT) + " client's call names no URL llm-quota can match, and "
 						+ candidates.size()
 						+ " provider entries have that dialect: it is not governed. Name the entry with"
@@ -253,35 +253,35 @@ public final class LlmQuotaCalls {
 	/**
 	 * Reads a call's body: model, output ceiling and input estimate. A body that is not
 	 * JSON is sent as it is and estimated by its length.
-	 * @param route the provider entry
+	 * @param entry the provider entry
 	 * @param uri the URL
 	 * @param body the serialised body
 	 * @param attributes the request's attributes
 	 * @return the plan
 	 */
-	public CallPlan plan(Route route, URI uri, byte[] body, Function<String, Object> attributes) {
-		Dialect dialect = route.dialect();
+	public CallPlan plan(ProviderEntry entry, URI uri, byte[] body, Function<String, Object> attributes) {
+		Dialect dialect = entry.dialect();
 		JsonNode json = parse(dialect, body);
 		try {
-			return plan(route, dialect, json, uri, body, attributes);
+			return plan(entry, dialect, json, uri, body, attributes);
 		}
 		catch (RuntimeException ex) {
 			LogOnce.warn(dialect.id().id() + ": unexpected request", "llm-quota could not read a " + dialect.id().id()
 					+ " request (" + ex.getMessage() + "); it estimates it from its length");
-			return plan(route, dialect, null, uri, body, attributes);
+			return plan(entry, dialect, null, uri, body, attributes);
 		}
 	}
 
-	private CallPlan plan(Route route, Dialect dialect, JsonNode json, URI uri, byte[] body,
+	private CallPlan plan(ProviderEntry entry, Dialect dialect, JsonNode json, URI uri, byte[] body,
 			Function<String, Object> attributes) {
 		Object modelAttribute = attributes.apply(LlmQuota.MODEL);
 		String model = (modelAttribute != null) ? modelAttribute.toString() : dialect.model(uri, json);
 		if (model == null || model.isBlank()) {
-			LogOnce.warn(route.provider().id() + ": no model",
-					"A call to provider '" + route.provider().id() + "' names no model; it is accounted to 'unknown'");
+			LogOnce.warn(entry.provider().id() + ": no model",
+					"A call to provider '" + entry.provider().id() + "' names no model; it is accounted to 'unknown'");
 			model = "unknown";
 		}
-		Pool pool = this.engine.pool(route.provider().id(), model);
+		Pool pool = this.engine.pool(entry.provider().id(), model);
 		PoolSpec spec = pool.spec();
 		TokenEstimator estimator = this.estimators.computeIfAbsent(spec.tokenizer(), TokenEstimator::of);
 		long raw;
@@ -298,8 +298,8 @@ public final class LlmQuotaCalls {
 		long output = !generates ? 0 : (ceiling != null) ? ceiling : spec.defaultMaxTokens();
 		Demand demand = new Demand(pool.drift().correct(raw), output);
 		boolean streaming = generates && dialect.streaming(uri, json);
-		byte[] sent = (streaming && route.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
-		return new CallPlan(route, pool, demand, raw, estimator, generates, streaming,
+		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
+		return new CallPlan(entry, pool, demand, raw, estimator, generates, streaming,
 				streaming && dialect.refusesInStream(uri), dialect.framing(streaming), sent,
 				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)));
 	}

@@ -56,12 +56,12 @@ final class RefusalHandling {
 		Instant now = this.engine.clock().instant();
 		Answer answer;
 		try {
-			answer = plan.route().dialect().classify(status, headers, parseQuietly(body), now);
+			answer = plan.entry().dialect().classify(status, headers, parseQuietly(body), now);
 		}
 		catch (RuntimeException ex) {
-			LogOnce.warn(plan.route().dialect().id().id() + ": unreadable refusal", "llm-quota could not read a "
+			LogOnce.warn(plan.entry().dialect().id().id() + ": unreadable refusal", "llm-quota could not read a "
 					+ status + " answer (" + ex.getMessage() + "); it is treated by its status");
-			answer = plan.route().dialect().classify(status, headers, null, now);
+			answer = plan.entry().dialect().classify(status, headers, null, now);
 		}
 		return answered(call, answer, status, headers, attempt, deadline);
 	}
@@ -107,7 +107,7 @@ final class RefusalHandling {
 				this.engine.rateLimited(pool, answer.dimension(), wait);
 				logger.warn("Provider '" + pool.provider() + "' rate-limited model '" + pool.model() + "' on "
 						+ ((dimension != null) ? dimension : "an unknown dimension") + ", wait " + DurationText.of(wait)
-						+ "; headers: " + plan.route().dialect().rateLimits(headers, now));
+						+ "; headers: " + plan.entry().dialect().rateLimits(headers, now));
 				if (!answer.retryAllowed()) {
 					return Outcome.pass();
 				}

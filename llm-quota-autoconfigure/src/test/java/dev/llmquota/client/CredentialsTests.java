@@ -158,10 +158,10 @@ class CredentialsTests {
 			.block(Duration.ofSeconds(30));
 		assertThat(endpoint + east).as("the endpoint").contains("east").doesNotContain(MARKER);
 		assertThat(output.getAll()).as("logs").contains("provider 'east'").doesNotContain(MARKER);
-		Route route = this.app.context()
+		ProviderEntry governing = this.app.context()
 			.getBean(LlmQuotaCalls.class)
-			.routeOf(dev.llmquota.provider.DialectId.OPENAI, (name) -> null);
-		assertThat(route.toString()).contains("api-key").doesNotContain(MARKER);
+			.entryOf(dev.llmquota.provider.DialectId.OPENAI, (name) -> null);
+		assertThat(governing.toString()).contains("api-key").doesNotContain(MARKER);
 	}
 
 	@Test

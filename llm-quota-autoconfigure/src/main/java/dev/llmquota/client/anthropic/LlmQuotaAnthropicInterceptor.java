@@ -26,7 +26,7 @@ import dev.llmquota.client.Credentials;
 import dev.llmquota.client.FollowingInputStream;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
-import dev.llmquota.client.Route;
+import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.DialectId;
 import dev.llmquota.provider.HeaderLookup;
@@ -79,16 +79,16 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 		@Override
 		public HttpResponse execute(HttpRequest request, RequestOptions options) {
 			URI uri = uri(request);
-			Route route = route(request, uri);
-			if (route == null) {
+			ProviderEntry entry = entry(request, uri);
+			if (entry == null) {
 				return this.client.execute(request, options);
 			}
 			if (uri.getHost() == null) {
 				// the SDK sets its base URL below its interceptors: the entry's stands in
-				uri = route.provider().baseUrl();
+				uri = entry.provider().baseUrl();
 			}
-			HttpRequest buffered = withCredentials(request.buffered(), route.credentials());
-			CallPlan plan = LlmQuotaAnthropicInterceptor.this.calls.plan(route, uri, bytes(buffered),
+			HttpRequest buffered = withCredentials(request.buffered(), entry.credentials());
+			CallPlan plan = LlmQuotaAnthropicInterceptor.this.calls.plan(entry, uri, bytes(buffered),
 					LlmQuota::current);
 			try {
 				return LlmQuotaAnthropicInterceptor.this.calls.exchange(plan,
@@ -102,7 +102,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 
 		@Override
 		public CompletableFuture<HttpResponse> executeAsync(HttpRequest request, RequestOptions options) {
-			if (route(request, uri(request)) == null) {
+			if (entry(request, uri(request)) == null) {
 				return this.client.executeAsync(request, options);
 			}
 			// the admission wait and the attempt, off the caller's thread; the exception
@@ -125,14 +125,14 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 			return builder.build();
 		}
 
-		private Route route(HttpRequest request, URI uri) {
+		private ProviderEntry entry(HttpRequest request, URI uri) {
 			if (!"POST".equalsIgnoreCase(request.method().name())) {
 				return null;
 			}
 			if (uri.getHost() == null) {
-				return LlmQuotaAnthropicInterceptor.this.calls.routeOf(DialectId.ANTHROPIC, LlmQuota::current);
+				return LlmQuotaAnthropicInterceptor.this.calls.entryOf(DialectId.ANTHROPIC, LlmQuota::current);
 			}
-			return LlmQuotaAnthropicInterceptor.this.calls.route(request.method().name(), uri,
+			return LlmQuotaAnthropicInterceptor.this.calls.entry(request.method().name(), uri,
 					(name) -> first(request.headers(), name), LlmQuota::current);
 		}
 

@@ -20,7 +20,7 @@ import dev.llmquota.client.FollowingInputStream;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Outcome;
-import dev.llmquota.client.Route;
+import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.core.Mode;
 import dev.llmquota.provider.HeaderLookup;
@@ -89,8 +89,8 @@ public final class LlmQuotaAwsHttpClients {
 		return new GovernedAsyncClient(client);
 	}
 
-	private Route route(SdkHttpRequest request) {
-		return this.calls.route(request.method().name(), request.getUri(),
+	private ProviderEntry entry(SdkHttpRequest request) {
+		return this.calls.entry(request.method().name(), request.getUri(),
 				(name) -> request.firstMatchingHeader(name).orElse(null), LlmQuota::current);
 	}
 
@@ -124,11 +124,11 @@ public final class LlmQuotaAwsHttpClients {
 
 		@Override
 		public ExecutableHttpRequest prepareRequest(HttpExecuteRequest request) {
-			Route route = route(request.httpRequest());
-			if (route == null) {
+			ProviderEntry entry = entry(request.httpRequest());
+			if (entry == null) {
 				return this.client.prepareRequest(request);
 			}
-			return new GovernedRequest(this.client, request, route);
+			return new GovernedRequest(this.client, request, entry);
 		}
 
 		@Override
@@ -150,7 +150,7 @@ public final class LlmQuotaAwsHttpClients {
 
 		private final HttpExecuteRequest request;
 
-		private final Route route;
+		private final ProviderEntry entry;
 
 		private final AtomicBoolean aborted = new AtomicBoolean();
 
@@ -158,17 +158,17 @@ public final class LlmQuotaAwsHttpClients {
 
 		private CallPlan plan;
 
-		GovernedRequest(SdkHttpClient client, HttpExecuteRequest request, Route route) {
+		GovernedRequest(SdkHttpClient client, HttpExecuteRequest request, ProviderEntry entry) {
 			this.client = client;
 			this.request = request;
-			this.route = route;
+			this.entry = entry;
 		}
 
 		@Override
 		public HttpExecuteResponse call() throws IOException {
 			byte[] body = read(this.request);
 			URI uri = this.request.httpRequest().getUri();
-			this.plan = LlmQuotaAwsHttpClients.this.calls.plan(this.route, uri, body, LlmQuota::current);
+			this.plan = LlmQuotaAwsHttpClients.this.calls.plan(this.entry, uri, body, LlmQuota::current);
 			try {
 				return LlmQuotaAwsHttpClients.this.calls.exchange(this.plan,
 						LlmQuotaAwsHttpClients.this.calls.deadline(this.plan, null), this);
@@ -194,7 +194,7 @@ public final class LlmQuotaAwsHttpClients {
 			}
 			byte[] body = this.plan.body();
 			HttpExecuteRequest.Builder attempt = HttpExecuteRequest.builder()
-				.request(withCredentials(this.request.httpRequest(), this.route.credentials()))
+				.request(withCredentials(this.request.httpRequest(), this.entry.credentials()))
 				.contentStreamProvider(() -> new ByteArrayInputStream(body));
 			this.request.metricCollector().ifPresent(attempt::metricCollector);
 			this.current = this.client.prepareRequest(attempt.build());
@@ -306,8 +306,8 @@ public final class LlmQuotaAwsHttpClients {
 
 		@Override
 		public CompletableFuture<Void> execute(AsyncExecuteRequest request) {
-			Route route = route(request.request());
-			if (route == null) {
+			ProviderEntry entry = entry(request.request());
+			if (entry == null) {
 				return this.client.execute(request);
 			}
 			CompletableFuture<Void> result = new CompletableFuture<>();
@@ -317,7 +317,7 @@ public final class LlmQuotaAwsHttpClients {
 				out.writeBytes(bytes);
 				return out;
 			}).map(ByteArrayOutputStream::toByteArray).defaultIfEmpty(new byte[0]).subscribe((body) -> {
-				CallPlan plan = LlmQuotaAwsHttpClients.this.calls.plan(route, request.request().getUri(), body,
+				CallPlan plan = LlmQuotaAwsHttpClients.this.calls.plan(entry, request.request().getUri(), body,
 						LlmQuota::current);
 				new AsyncCall(this.client, request, plan, result).attempt(1);
 			}, (error) -> fail(request, result, error));
@@ -385,7 +385,7 @@ public final class LlmQuotaAwsHttpClients {
 				GovernedCall call = LlmQuotaAwsHttpClients.this.calls.start(this.plan, permit);
 				Handler handler = new Handler(call, attempt);
 				AsyncExecuteRequest.Builder sent = AsyncExecuteRequest.builder()
-					.request(withCredentials(this.request.request(), this.plan.route().credentials()))
+					.request(withCredentials(this.request.request(), this.plan.entry().credentials()))
 					.requestContentPublisher(new BytesPublisher(this.plan.body()))
 					.responseHandler(handler)
 					.fullDuplex(this.request.fullDuplex())

@@ -82,7 +82,7 @@ public final class LlmQuotaRetryStrategy implements HttpRequestRetryStrategy {
 		catch (URISyntaxException ex) {
 			return true;
 		}
-		return this.calls.route(request.getMethod(), uri, (name) -> {
+		return this.calls.entry(request.getMethod(), uri, (name) -> {
 			Header header = request.getFirstHeader(name);
 			return (header != null) ? header.getValue() : null;
 		}, (attribute) -> null) != null;

@@ -33,7 +33,7 @@ import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.FollowingInputStream;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
-import dev.llmquota.client.Route;
+import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
 
@@ -79,11 +79,11 @@ final class LlmQuotaHttpClient implements HttpClient {
 	@Override
 	public SuccessfulHttpResponse execute(HttpRequest request) {
 		Map<String, Object> scope = scope();
-		Route route = route(request, scope);
-		if (route == null) {
+		ProviderEntry entry = entry(request, scope);
+		if (entry == null) {
 			return plain().execute(request);
 		}
-		Answer answer = exchange(route, request, scope);
+		Answer answer = exchange(entry, request, scope);
 		try (InputStream body = answer.body()) {
 			byte[] bytes = body.readAllBytes();
 			if (answer.status() < 200 || answer.status() >= 300) {
@@ -100,19 +100,19 @@ final class LlmQuotaHttpClient implements HttpClient {
 	@Override
 	public void execute(HttpRequest request, ServerSentEventParser parser, ServerSentEventListener listener) {
 		Map<String, Object> scope = scope();
-		Route route = route(request, scope);
-		if (route == null) {
+		ProviderEntry entry = entry(request, scope);
+		if (entry == null) {
 			plain().execute(request, parser, listener);
 			return;
 		}
-		STREAMS.execute(() -> stream(route, request, scope, parser, listener));
+		STREAMS.execute(() -> stream(entry, request, scope, parser, listener));
 	}
 
-	private void stream(Route route, HttpRequest request, Map<String, Object> scope, ServerSentEventParser parser,
-			ServerSentEventListener listener) {
+	private void stream(ProviderEntry entry, HttpRequest request, Map<String, Object> scope,
+			ServerSentEventParser parser, ServerSentEventListener listener) {
 		Answer answer;
 		try {
-			answer = exchange(route, request, scope);
+			answer = exchange(entry, request, scope);
 		}
 		catch (RuntimeException ex) {
 			quietly(() -> listener.onError(ex));
@@ -134,10 +134,10 @@ final class LlmQuotaHttpClient implements HttpClient {
 		}
 	}
 
-	private Answer exchange(Route route, HttpRequest request, Map<String, Object> scope) {
+	private Answer exchange(ProviderEntry entry, HttpRequest request, Map<String, Object> scope) {
 		URI uri = URI.create(request.url());
 		byte[] sent = (request.body() != null) ? request.body().getBytes(StandardCharsets.UTF_8) : new byte[0];
-		CallPlan plan = this.calls.plan(route, uri, sent, scope::get);
+		CallPlan plan = this.calls.plan(entry, uri, sent, scope::get);
 		try {
 			return this.calls.exchange(plan, this.calls.deadline(plan, null), new Exchange(request, uri, plan));
 		}
@@ -151,12 +151,12 @@ final class LlmQuotaHttpClient implements HttpClient {
 		}
 	}
 
-	private Route route(HttpRequest request, Map<String, Object> scope) {
+	private ProviderEntry entry(HttpRequest request, Map<String, Object> scope) {
 		if (!request.formDataFields().isEmpty() || !request.formDataFiles().isEmpty()) {
 			// multipart uploads (audio, files) are not calls llm-quota meters
 			return null;
 		}
-		return this.calls.route(request.method().name(), URI.create(request.url()), (name) -> header(request, name),
+		return this.calls.entry(request.method().name(), URI.create(request.url()), (name) -> header(request, name),
 				scope::get);
 	}
 
@@ -235,7 +235,7 @@ final class LlmQuotaHttpClient implements HttpClient {
 					values.forEach((value) -> builder.header(name, value));
 				}
 			});
-			plan.route().credentials().applyTo(builder::setHeader);
+			plan.entry().credentials().applyTo(builder::setHeader);
 			if (LlmQuotaHttpClient.this.readTimeout != null) {
 				builder.timeout(LlmQuotaHttpClient.this.readTimeout);
 			}

@@ -13,7 +13,7 @@ import dev.llmquota.client.BlockingExchange;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
-import dev.llmquota.client.Route;
+import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
 import okhttp3.Interceptor;
@@ -66,16 +66,16 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 		Request request = chain.request();
 		// no attributes on an SDK's requests: a scope on the calling thread steers them
 		Function<String, Object> attributes = LlmQuota::current;
-		Route route = this.calls.route(request.method(), request.url().uri(), request::header, attributes);
+		ProviderEntry entry = this.calls.entry(request.method(), request.url().uri(), request::header, attributes);
 		RequestBody original = request.body();
-		if (route == null || original == null) {
+		if (entry == null || original == null) {
 			return chain.proceed(request);
 		}
 		Buffer buffer = new Buffer();
 		original.writeTo(buffer);
 		byte[] body = buffer.readByteArray();
 		try {
-			return governed(chain, request, original.contentType(), route, body, attributes);
+			return governed(chain, request, original.contentType(), entry, body, attributes);
 		}
 		catch (LlmQuotaException ex) {
 			if (asynchronous(chain)) {
@@ -118,12 +118,12 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 			.build();
 	}
 
-	private Response governed(Chain chain, Request request, MediaType contentType, Route route, byte[] body,
+	private Response governed(Chain chain, Request request, MediaType contentType, ProviderEntry entry, byte[] body,
 			Function<String, Object> attributes) throws IOException {
-		CallPlan plan = this.calls.plan(route, request.url().uri(), body, attributes);
+		CallPlan plan = this.calls.plan(entry, request.url().uri(), body, attributes);
 		Request.Builder builder = request.newBuilder()
 			.method(request.method(), RequestBody.create(plan.body(), contentType));
-		route.credentials().applyTo(builder::header);
+		entry.credentials().applyTo(builder::header);
 		Request replay = GoogleGenAiRetries.leftToLlmQuota(builder.build());
 		// the wait must fit inside the call's own timeout
 		long callTimeout = chain.call().timeout().timeoutNanos();

@@ -13,7 +13,7 @@ import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.FollowingInputStream;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
-import dev.llmquota.client.Route;
+import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
 
@@ -50,13 +50,13 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 		// an attribute on the request wins; else a scope on this thread (LlmQuota.with)
 		Function<String, Object> attributes = (name) -> requestAttributes.containsKey(name)
 				? requestAttributes.get(name) : LlmQuota.current(name);
-		Route route = this.calls.route(request.getMethod().name(), request.getURI(), request.getHeaders()::getFirst,
-				attributes);
-		if (route == null) {
+		ProviderEntry entry = this.calls.entry(request.getMethod().name(), request.getURI(),
+				request.getHeaders()::getFirst, attributes);
+		if (entry == null) {
 			return execution.execute(request, body);
 		}
-		CallPlan plan = this.calls.plan(route, request.getURI(), body, attributes);
-		route.credentials().applyTo(request.getHeaders()::set);
+		CallPlan plan = this.calls.plan(entry, request.getURI(), body, attributes);
+		entry.credentials().applyTo(request.getHeaders()::set);
 		if (plan.body() != body) {
 			request.getHeaders().setContentLength(plan.body().length);
 		}

@@ -13,7 +13,7 @@ import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Outcome;
 import dev.llmquota.client.RetryPolicy;
-import dev.llmquota.client.Route;
+import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
 import reactor.core.publisher.Flux;
@@ -80,13 +80,14 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 
 	private Mono<ClientResponse> governed(ClientRequest request, ExchangeFunction next,
 			Function<String, Object> attributes) {
-		Route route = this.calls.route(request.method().name(), request.url(), request.headers()::getFirst, attributes);
-		if (route == null) {
+		ProviderEntry entry = this.calls.entry(request.method().name(), request.url(), request.headers()::getFirst,
+				attributes);
+		if (entry == null) {
 			return next.exchange(request);
 		}
 		return CapturedBody.of(request, this.writers.get()).flatMap((captured) -> {
-			CallPlan plan = this.calls.plan(route, request.url(), captured.bytes(), attributes);
-			ClientRequest replay = replay(request, captured, plan.body(), route.credentials());
+			CallPlan plan = this.calls.plan(entry, request.url(), captured.bytes(), attributes);
+			ClientRequest replay = replay(request, captured, plan.body(), entry.credentials());
 			long deadline = this.calls.deadline(plan, null);
 			AtomicInteger attempts = new AtomicInteger();
 			// Every attempt goes through admission again and reserves again.

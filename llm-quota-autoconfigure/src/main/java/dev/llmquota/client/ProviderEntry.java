@@ -11,14 +11,14 @@ import dev.llmquota.provider.Dialect;
  * @param dialect its dialect
  * @param credentials the headers set on every call it governs
  */
-public record Route(ProviderSpec provider, Dialect dialect, Credentials credentials) {
+public record ProviderEntry(ProviderSpec provider, Dialect dialect, Credentials credentials) {
 
 	/**
 	 * An entry whose calls carry the client's own headers.
 	 * @param provider the provider entry
 	 * @param dialect its dialect
 	 */
-	public Route(ProviderSpec provider, Dialect dialect) {
+	public ProviderEntry(ProviderSpec provider, Dialect dialect) {
 		this(provider, dialect, Credentials.NONE);
 	}
 

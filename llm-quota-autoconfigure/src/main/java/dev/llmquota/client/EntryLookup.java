@@ -18,30 +18,30 @@ import dev.llmquota.provider.HeaderLookup;
  * Finds the provider entry that governs a call: the longest {@code base-url} the call's
  * URL starts with, whose {@code match-header} (if any) the call carries.
  */
-final class Routes {
+final class EntryLookup {
 
-	private final List<Entry> entries;
+	private final List<Prefix> prefixes;
 
-	private final Map<String, Route> byId;
+	private final Map<String, ProviderEntry> byId;
 
-	private record Entry(String prefix, Route route) {
+	private record Prefix(String prefix, ProviderEntry entry) {
 
 	}
 
-	Routes(QuotaConfig config, Map<String, Credentials> credentials) {
-		List<Entry> entries = new ArrayList<>();
-		Map<String, Route> byId = new HashMap<>();
+	EntryLookup(QuotaConfig config, Map<String, Credentials> credentials) {
+		List<Prefix> prefixes = new ArrayList<>();
+		Map<String, ProviderEntry> byId = new HashMap<>();
 		for (ProviderSpec provider : config.providers().values()) {
-			Route route = new Route(provider, Dialect.of(dialect(provider)),
+			ProviderEntry entry = new ProviderEntry(provider, Dialect.of(dialect(provider)),
 					credentials.getOrDefault(provider.id(), Credentials.NONE));
-			entries.add(new Entry(normalize(provider.baseUrl().toString()), route));
-			byId.put(provider.id(), route);
+			prefixes.add(new Prefix(normalize(provider.baseUrl().toString()), entry));
+			byId.put(provider.id(), entry);
 		}
 		// longest prefix first; among equal prefixes, entries that need a header first
-		entries.sort(Comparator.comparingInt((Entry entry) -> entry.prefix.length())
+		prefixes.sort(Comparator.comparingInt((Prefix prefix) -> prefix.prefix.length())
 			.reversed()
-			.thenComparing((entry) -> entry.route.provider().matchHeader().isEmpty()));
-		this.entries = List.copyOf(entries);
+			.thenComparing((prefix) -> prefix.entry.provider().matchHeader().isEmpty()));
+		this.prefixes = List.copyOf(prefixes);
 		this.byId = Map.copyOf(byId);
 	}
 
@@ -49,23 +49,23 @@ final class Routes {
 		return DialectId.valueOf(provider.dialect().toUpperCase(Locale.ROOT).replace('-', '_'));
 	}
 
-	Route byId(String id) {
+	ProviderEntry byId(String id) {
 		return this.byId.get(id);
 	}
 
 	/** The entries of one dialect. */
-	List<Route> ofDialect(DialectId dialect) {
-		return this.byId.values().stream().filter((route) -> route.dialect().id() == dialect).toList();
+	List<ProviderEntry> ofDialect(DialectId dialect) {
+		return this.byId.values().stream().filter((entry) -> entry.dialect().id() == dialect).toList();
 	}
 
-	Route match(URI uri, HeaderLookup headers) {
-		if (this.entries.isEmpty()) {
+	ProviderEntry match(URI uri, HeaderLookup headers) {
+		if (this.prefixes.isEmpty()) {
 			return null;
 		}
 		String url = normalize(uri.toString());
-		for (Entry entry : this.entries) {
-			if (startsWith(url, entry.prefix) && headerMatches(entry.route.provider(), headers)) {
-				return entry.route;
+		for (Prefix prefix : this.prefixes) {
+			if (startsWith(url, prefix.prefix) && headerMatches(prefix.entry.provider(), headers)) {
+				return prefix.entry;
 			}
 		}
 		return null;

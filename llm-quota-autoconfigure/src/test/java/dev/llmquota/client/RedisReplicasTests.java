@@ -317,8 +317,8 @@ class RedisReplicasTests {
 					"models.test-model.tokens-per-minute=" + quota, "llm.quota.redis.timeout=200ms",
 					"llm.quota.max-wait=30s"));
 		}
-		Load load = offer(replicas, simulator, 12, Duration.ofSeconds(17), "Summarise this long text. ".repeat(40));
-		long down = load.start + Duration.ofSeconds(5).toNanos();
+		Load load = offer(replicas, simulator, 12, Duration.ofSeconds(15), "Summarise this long text. ".repeat(40));
+		long down = load.start + Duration.ofSeconds(4).toNanos();
 		await().atMost(PATIENCE).until(() -> System.nanoTime() >= down);
 		redis.stop();
 		long up = down + Duration.ofSeconds(5).toNanos();

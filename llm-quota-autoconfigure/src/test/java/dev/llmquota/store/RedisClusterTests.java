@@ -216,6 +216,74 @@ class RedisClusterTests {
 		}
 	}
 
+	@Test
+	void twoReplicasKeepTheSharedInFlightLimitThroughAFailoverOfTheMasterHoldingTheirBooks() {
+		// three calls at once for the account, 100 ms each; the provider refuses a fourth
+		try (dev.llmquota.test.simulator.ProviderSimulator simulator = dev.llmquota.test.simulator.ProviderSimulator
+			.builder()
+			.model("test-model",
+					(limits) -> limits.concurrentRequests(3).requestsPerMinute(100_000).tokensPerMinute(100_000_000))
+			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(100)).fixedOutputTokens(5))
+			.start()) {
+			String provider = "failover-" + System.nanoTime();
+			String entry = "llm.quota.providers." + provider + ".";
+			String[] properties = { entry + "base-url=" + simulator.baseUrl(), entry + "dialect=openai",
+					entry + "models.test-model.concurrent-requests=3", "llm.quota.headroom=1.0",
+					"llm.quota.max-wait=30s", "llm.quota.backend=redis",
+					"spring.data.redis.cluster.nodes="
+							+ String.join(",", ports.stream().map((port) -> "127.0.0.1:" + port).toList()),
+					"spring.data.redis.lettuce.cluster.refresh.adaptive=true",
+					"spring.data.redis.lettuce.cluster.refresh.period=1s" };
+			List<dev.llmquota.client.GovernedApp> replicas = new ArrayList<>();
+			try {
+				for (int i = 0; i < 2; i++) {
+					replicas.add(dev.llmquota.client.GovernedApp.start(properties));
+				}
+				java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
+				java.util.Queue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+				List<reactor.core.Disposable> load = new ArrayList<>();
+				String body = "{\"model\":\"test-model\",\"max_tokens\":10,"
+						+ "\"messages\":[{\"role\":\"user\",\"content\":\"Say ok.\"}]}";
+				for (dev.llmquota.client.GovernedApp replica : replicas) {
+					org.springframework.web.reactive.function.client.WebClient client = replica.webClient();
+					load.add(reactor.core.publisher.Flux.interval(Duration.ofMillis(50))
+						.take(Duration.ofSeconds(6))
+						.flatMap((i) -> client.post()
+							.uri(simulator.baseUrl() + "/v1/chat/completions")
+							.contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+							.bodyValue(body)
+							.retrieve()
+							.bodyToMono(String.class)
+							.doOnNext((answer) -> done.incrementAndGet())
+							.onErrorResume((ex) -> {
+								failures.add(ex);
+								return reactor.core.publisher.Mono.empty();
+							}), 1_000)
+						.subscribe());
+				}
+				long start = System.nanoTime();
+				await().atMost(PATIENCE).until(() -> System.nanoTime() - start > Duration.ofSeconds(2).toNanos());
+				int master = masterOf(node(0).clusterKeyslot("llmq:{" + provider + "}:x"));
+				int replica = replicaOf(master);
+				node(replica).clusterFailover(false);
+				await().atMost(PATIENCE).until(() -> node(replica).info("replication").contains("role:master"));
+				await().atMost(PATIENCE).until(() -> System.nanoTime() - start > Duration.ofSeconds(6).toNanos());
+				load.forEach(reactor.core.Disposable::dispose);
+				assertThat(replicas).as("both on the cluster's books at the end")
+					.allSatisfy((app) -> assertThat(app.engine().store().status().reachable()).isTrue());
+				assertThat(simulator.requestLog().refused()).as("calls the provider refused: over its three in flight")
+					.isEmpty();
+				assertThat(failures).as("failed calls").isEmpty();
+				// about 30 a second fit: well over half of 6 s of them, the failover
+				// included
+				assertThat(done.get()).as("completed calls").isGreaterThan(80);
+			}
+			finally {
+				replicas.forEach(dev.llmquota.client.GovernedApp::close);
+			}
+		}
+	}
+
 	private Booking book(long units) {
 		BookingRequest request = new BookingRequest(
 				List.of(new Charge(this.tokens, units), new Charge(this.requests, 1)), List.of(this.slot), List.of(),

@@ -28,7 +28,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * A replica in a process of its own, for tests that kill one with {@code kill -9}: it
  * opens the Redis store (on Redis's clock, renewing its leases as a live replica does),
- * takes every shared slot of one bucket, says {@code HOLDING} and waits to be killed.
+ * takes every shared slot of one bucket, says {@code HOLDING} and waits to be killed (or
+ * for the test's JVM to go).
  * <p>
  * Arguments: {@code standalone|cluster}, the nodes ({@code host:port}, comma-separated),
  * the slot bucket's key, its capacity, the lease time in milliseconds.
@@ -40,7 +41,7 @@ public final class SlotHolder {
 	private SlotHolder() {
 	}
 
-	public static void main(String[] args) throws InterruptedException {
+	public static void main(String[] args) throws IOException {
 		List<String> nodes = List.of(args[1].split(","));
 		LettuceConnectionFactory factory;
 		if (args[0].equals("cluster")) {
@@ -66,7 +67,12 @@ public final class SlotHolder {
 		}
 		System.out.println(HOLDING);
 		System.out.flush();
-		Thread.sleep(Long.MAX_VALUE);
+		// Held until killed; should the test's JVM die first, its end of this pipe
+		// closes and the holder exits rather than linger with its leases.
+		while (System.in.read() != -1) {
+			// the test writes nothing
+		}
+		System.exit(0);
 	}
 
 	/** The shared in-flight bucket both the holder and the test book. */

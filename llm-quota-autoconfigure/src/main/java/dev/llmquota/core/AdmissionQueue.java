@@ -118,6 +118,28 @@ final class AdmissionQueue {
 		return waiter.permit();
 	}
 
+	/**
+	 * How soon a call would be admitted were it asked now, behind the calls of its pool
+	 * already waiting, taking nothing.
+	 */
+	Headroom headroom(Waiter probe) {
+		this.lock.lock();
+		try {
+			List<Waiter> ahead = new ArrayList<>();
+			for (ArrayDeque<Waiter> queue : this.classes) {
+				for (Waiter waiter : queue) {
+					if (waiter.pool == probe.pool && (queue == this.interactive || probe.priority == Priority.BATCH)) {
+						ahead.add(waiter);
+					}
+				}
+			}
+			return this.drain.headroom(probe, ahead, this.clock.nanoTime(), this.clock.instant());
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
 	/** The waiter's subscriber went away: leave the queue, or give back what it got. */
 	void cancel(Waiter waiter) {
 		QuotaPermit permit = null;

@@ -26,6 +26,17 @@ interface Drain {
 	boolean admitsAlone(Waiter waiter, List<Runnable> after);
 
 	/**
+	 * How soon a call would be admitted were it asked now, taking nothing, under the
+	 * queue's lock; the queue's state is filled in by the engine.
+	 * @param probe the call, not queued
+	 * @param ahead the calls of its pool waiting before it
+	 * @param now the monotonic time
+	 * @param wallNow the wall time
+	 * @return the headroom
+	 */
+	Headroom headroom(Waiter probe, List<Waiter> ahead, long now, java.time.Instant wallNow);
+
+	/**
 	 * Room came back here (a refund, a release), under the queue's lock.
 	 * @param now the monotonic time
 	 */

@@ -85,6 +85,24 @@ final class LocalDrain extends QueueBooks implements Drain {
 	}
 
 	@Override
+	public Headroom headroom(Waiter probe, List<Waiter> ahead, long now, java.time.Instant wallNow) {
+		BookingRequest request = probe.localBookingRequest(ahead);
+		long bucketWait = this.store.nanosUntilAvailable(request, now, wallNow);
+		return headroom(probe, now, wallNow, bucketWait, () -> {
+			Charge binding = request.charges().get(0);
+			long longest = -1;
+			for (Charge charge : request.charges()) {
+				long wait = this.store.nanosUntilAvailable(List.of(charge), now, wallNow);
+				if (wait > longest) {
+					longest = wait;
+					binding = charge;
+				}
+			}
+			return binding.bucket().scope().id() + " " + binding.bucket().dimension().id();
+		});
+	}
+
+	@Override
 	public void roomCameBack(long now) {
 		// every waiter is tried on every run anyway
 	}

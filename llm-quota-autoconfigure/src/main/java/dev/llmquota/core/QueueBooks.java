@@ -44,6 +44,29 @@ abstract class QueueBooks implements SharedBooks<Waiter> {
 		this.books = books;
 	}
 
+	/**
+	 * The headroom of a call the rules estimated, its binding named for people: the
+	 * bucket wait's by {@code bucketBinding}, asked only when the buckets bind.
+	 */
+	final Headroom headroom(Waiter probe, long now, Instant wallNow, long bucketWait,
+			java.util.function.Supplier<String> bucketBinding) {
+		runs(now, wallNow, new java.util.ArrayList<>(0));
+		// a full bound frees a slot about every latency / capacity
+		int blocking = Admission.blockingGate(probe);
+		long gateWait = (blocking < 0) ? 0 : probe.pool.latencyNanos() / Math.max(1, probe.gate(blocking).capacity());
+		Admission.Estimate estimate = Admission.earliest(probe, this, now, bucketWait, gateWait);
+		long wait = (estimate.at() == Admission.NEVER) ? Headroom.NEVER : estimate.at() - now;
+		String binding = switch (estimate.cause()) {
+			case NOTHING -> null;
+			case EXHAUSTED -> "quota spent";
+			case PENALTY -> "provider penalty";
+			case DAY -> "daily limit";
+			case BUCKETS -> bucketBinding.get();
+			case GATE -> "in-flight bound";
+		};
+		return new Headroom(wait, null, binding);
+	}
+
 	/** Starts a run of the rules, under the lock. */
 	final void runs(long now, Instant wallNow, List<Runnable> after) {
 		this.now = now;

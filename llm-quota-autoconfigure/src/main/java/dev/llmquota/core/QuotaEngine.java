@@ -153,6 +153,29 @@ public final class QuotaEngine implements AutoCloseable {
 					this.config.settings()));
 	}
 
+	/**
+	 * Returns how soon a call would be admitted on a pool were it asked now, as this
+	 * process sees the books (with a shared store: what the store last told the calls
+	 * waiting here), behind the calls already waiting, taking nothing: what a route
+	 * compares across its targets. A pool that does not enforce is free.
+	 * @param pool the pool
+	 * @param demand what the call would ask
+	 * @param priority its class, or {@code null} for the model's default
+	 * @return the headroom
+	 */
+	public Headroom headroom(Pool pool, Demand demand, Priority priority) {
+		QuotaState state = state(pool);
+		if (pool.spec().mode() != Mode.ENFORCE) {
+			return new Headroom(0, state, null);
+		}
+		Priority effectivePriority = (priority != null) ? priority : pool.spec().priority();
+		Headroom headroom = pool.account()
+			.queue()
+			.headroom(new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), 0, null,
+					this.config.settings()));
+		return new Headroom(headroom.waitNanos(), state, headroom.binding());
+	}
+
 	private Mono<QuotaPermit> enforce(Pool pool, Demand demand, Priority priority, Duration maxWait) {
 		Priority effectivePriority = (priority != null) ? priority : pool.spec().priority();
 		long maxWaitNanos = ((maxWait != null) ? maxWait : this.config.settings().maxWait()).toNanos();

@@ -66,6 +66,24 @@ final class SharedDrain extends QueueBooks implements Drain {
 	 * again at once rather than at the time it gave, which assumed nothing would come
 	 * back.
 	 */
+	/**
+	 * From this replica's view of the shared books: what the store told the calls of the
+	 * pool waiting here (their {@code readyAt}); a pool nobody waits on looks free.
+	 */
+	@Override
+	public Headroom headroom(Waiter probe, List<Waiter> ahead, long now, Instant wallNow) {
+		long bucketWait = 0;
+		Waiter last = null;
+		for (Waiter waiter : ahead) {
+			if (waiter.readyAt() - now > bucketWait) {
+				bucketWait = waiter.readyAt() - now;
+				last = waiter;
+			}
+		}
+		Waiter binding = last;
+		return headroom(probe, now, wallNow, bucketWait, () -> (binding != null) ? binding.blocker() : "shared books");
+	}
+
 	@Override
 	public void roomCameBack(long now) {
 		for (ArrayDeque<Waiter> queue : this.queue.classes()) {

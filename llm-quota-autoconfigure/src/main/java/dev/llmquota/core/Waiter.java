@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.llmquota.core.kernel.Admission;
-import dev.llmquota.core.kernel.Gate;
 import dev.llmquota.core.kernel.Arith;
+import dev.llmquota.core.kernel.Gate;
 import reactor.core.publisher.MonoSink;
 
 /**
@@ -185,6 +185,29 @@ final class Waiter implements Admission.Call {
 	/** Returns what the call asks of a store of this process: charges and reserve. */
 	BookingRequest localBookingRequest() {
 		return new BookingRequest(this.charges, List.of(), List.of(), this.reserve);
+	}
+
+	/**
+	 * Returns what the call asks of a store of this process behind the given calls: their
+	 * charges on the same buckets added to its own.
+	 */
+	BookingRequest localBookingRequest(List<Waiter> ahead) {
+		if (ahead.isEmpty()) {
+			return localBookingRequest();
+		}
+		List<Charge> sum = new ArrayList<>(this.charges.size());
+		for (Charge charge : this.charges) {
+			long units = charge.units();
+			for (Waiter waiter : ahead) {
+				for (Charge theirs : waiter.charges) {
+					if (theirs.bucket().equals(charge.bucket())) {
+						units = Arith.saturatedAdd(units, theirs.units());
+					}
+				}
+			}
+			sum.add(new Charge(charge.bucket(), units));
+		}
+		return new BookingRequest(sum, List.of(), List.of(), this.reserve);
 	}
 
 	@Override

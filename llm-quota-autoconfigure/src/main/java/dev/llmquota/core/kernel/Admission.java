@@ -192,6 +192,73 @@ public final class Admission {
 		return true;
 	}
 
+	/** What {@link #earliest} returns for a call a spent quota would fail. */
+	public static final long NEVER = Long.MAX_VALUE;
+
+	/** What makes a call wait, as {@link #earliest} found it. */
+	public enum Cause {
+
+		/** Nothing: it would be admitted now. */
+		NOTHING,
+
+		/** A spent quota would fail it. */
+		EXHAUSTED,
+
+		/** A provider penalty. */
+		PENALTY,
+
+		/** A daily limit or budget. */
+		DAY,
+
+		/** Its rate buckets, with the calls waiting before it. */
+		BUCKETS,
+
+		/** A full in-flight bound. */
+		GATE
+
+	}
+
+	/**
+	 * When a call would be admitted were it asked now, as the books stand, taking
+	 * nothing: the latest of its penalty's end, its daily limits, its buckets and, when
+	 * an in-flight bound it needs is full, a release; {@link #NEVER} when a spent quota
+	 * would fail it. A route compares this across its targets.
+	 * @param call the call, not queued
+	 * @param books the books
+	 * @param now the monotonic time
+	 * @param bucketWait how long its buckets make it wait behind the calls already
+	 * waiting, as the drain sees them
+	 * @param gateWait how long until a full in-flight bound frees room, as estimated
+	 * @return the time and what sets it
+	 */
+	public static <C extends Call> Estimate earliest(C call, Books<C> books, long now, long bucketWait, long gateWait) {
+		if (books.exhausted(call, now)) {
+			return new Estimate(NEVER, Cause.EXHAUSTED);
+		}
+		Estimate estimate = new Estimate(now, Cause.NOTHING);
+		estimate = estimate.later(books.penaltyEnd(call, now), Cause.PENALTY);
+		estimate = estimate.later(Arith.saturatedAdd(now, books.dayWait(call, now)), Cause.DAY);
+		estimate = estimate.later(Arith.saturatedAdd(now, bucketWait), Cause.BUCKETS);
+		if (blockingGate(call) >= 0) {
+			estimate = estimate.later(Arith.saturatedAdd(now, Math.max(1, gateWait)), Cause.GATE);
+		}
+		return estimate;
+	}
+
+	/**
+	 * When a call would be admitted, and what sets that time.
+	 *
+	 * @param at the monotonic time, or {@link #NEVER}
+	 * @param cause what makes it wait
+	 */
+	public record Estimate(long at, Cause cause) {
+
+		Estimate later(long other, Cause otherCause) {
+			return (other > this.at) ? new Estimate(other, otherCause) : this;
+		}
+
+	}
+
 	/**
 	 * Returns the first call of a queue booked in a shared store that may be booked now,
 	 * having handed it to {@link SharedBooks#bookShared} or {@link SharedBooks#checkDay};

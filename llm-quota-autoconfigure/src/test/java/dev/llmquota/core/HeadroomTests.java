@@ -1,0 +1,99 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import org.junit.jupiter.api.Test;
+
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * How soon a call would be admitted were it asked now ({@link QuotaEngine#headroom}):
+ * what a route compares across its targets. It takes nothing, and counts the calls
+ * already waiting before it.
+ */
+class HeadroomTests {
+
+	private final ManualClock clock = new ManualClock();
+
+	private QuotaEngine engine(Limits limits) {
+		return TestConfigs.provider()
+			.burstWindow(Duration.ofSeconds(60))
+			.inFlightGate(false)
+			.model("m", limits)
+			.engine(new dev.llmquota.store.LocalQuotaStore(), this.clock);
+	}
+
+	@Test
+	void aPoolWithRoomAdmitsAtOnceAndTheQuestionTakesNothing() {
+		QuotaEngine engine = engine(limits(REQUESTS_PER_MINUTE, 2));
+		Pool pool = engine.pool("openai", "m");
+		for (int i = 0; i < 5; i++) {
+			Headroom headroom = engine.headroom(pool, new Demand(10, 10), null);
+			assertThat(headroom.waitNanos()).isZero();
+			assertThat(headroom.binding()).isNull();
+			assertThat(headroom.state()).isEqualTo(QuotaState.OK);
+		}
+		assertThat(engine.tryAcquire(pool, new Demand(10, 10), null)).isNotNull();
+		assertThat(engine.tryAcquire(pool, new Demand(10, 10), null)).isNotNull();
+	}
+
+	@Test
+	void aFullBucketTellsItsRefillAndNamesItself() {
+		QuotaEngine engine = engine(limits(REQUESTS_PER_MINUTE, 2));
+		Pool pool = engine.pool("openai", "m");
+		engine.tryAcquire(pool, new Demand(10, 10), null);
+		engine.tryAcquire(pool, new Demand(10, 10), null);
+		Headroom headroom = engine.headroom(pool, new Demand(10, 10), null);
+		// 2 a minute: one back in 30 s
+		assertThat(headroom.waitNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
+		assertThat(headroom.binding()).isEqualTo("pool requests-per-minute");
+	}
+
+	@Test
+	void callsWaitingBeforeItPushItBack() {
+		QuotaEngine engine = engine(limits(TOKENS_PER_MINUTE, 6_000));
+		Pool pool = engine.pool("openai", "m");
+		assertThat(engine.tryAcquire(pool, new Demand(6_000, 0), null)).isNotNull();
+		Calls.Call waiting = Calls.acquire(engine, pool, new Demand(3_000, 0));
+		assertThat(waiting.admitted()).isFalse();
+		// behind the 3,000 waiting: 6,000 tokens at 100 a second
+		assertThat(engine.headroom(pool, new Demand(3_000, 0), null).waitNanos())
+			.isEqualTo(Duration.ofSeconds(60).toNanos());
+	}
+
+	@Test
+	void aProviderPenaltyHoldsItUntilItEnds() {
+		QuotaEngine engine = engine(limits(REQUESTS_PER_MINUTE, 600));
+		Pool pool = engine.pool("openai", "m");
+		engine.rateLimited(pool, REQUESTS_PER_MINUTE, Duration.ofSeconds(20));
+		Headroom headroom = engine.headroom(pool, new Demand(10, 10), null);
+		assertThat(headroom.waitNanos()).isEqualTo(Duration.ofSeconds(20).toNanos());
+		assertThat(headroom.binding()).isEqualTo("provider penalty");
+		assertThat(headroom.state()).isEqualTo(QuotaState.THROTTLED);
+	}
+
+	@Test
+	void aSpentQuotaNeverAdmitsUntilItsProbeIsDue() {
+		QuotaEngine engine = engine(limits(REQUESTS_PER_MINUTE, 600));
+		Pool pool = engine.pool("openai", "m");
+		engine.exhaust(pool, false, null, "insufficient_quota", null);
+		Headroom headroom = engine.headroom(pool, new Demand(10, 10), null);
+		assertThat(headroom.never()).isTrue();
+		assertThat(headroom.state()).isEqualTo(QuotaState.EXHAUSTED);
+		this.clock.advance(engine.config().settings().exhaustedProbeInterval());
+		assertThat(engine.headroom(pool, new Demand(10, 10), null).waitNanos()).as("the probe may go").isZero();
+	}
+
+	@Test
+	void aSpentQuotaWithAKnownResetNeverAdmitsBeforeIt() {
+		QuotaEngine engine = engine(limits(REQUESTS_PER_MINUTE, 600));
+		Pool pool = engine.pool("openai", "m");
+		engine.exhaust(pool, false, null, "per-day", this.clock.instant().plus(Duration.ofHours(1)));
+		assertThat(engine.headroom(pool, new Demand(10, 10), null).never()).isTrue();
+	}
+
+}

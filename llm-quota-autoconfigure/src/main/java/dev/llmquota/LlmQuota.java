@@ -36,6 +36,24 @@ public final class LlmQuota {
 	/** The longest this call may wait for admission, as a {@code Duration}. */
 	public static final String MAX_WAIT = "dev.llmquota.MAX_WAIT";
 
+	/**
+	 * The base URL that addresses routes: a client whose base URL is this followed by a
+	 * route's name ({@link #route(String)}) has its calls sent to the route's targets.
+	 * Its host is reserved ({@code .invalid}): a call no adapter governs fails to resolve
+	 * instead of going anywhere.
+	 */
+	public static final String ROUTES_URL = "http://llm-quota.invalid/routes/";
+
+	/**
+	 * Returns the base URL of a route ({@code llm.quota.routes.<name>}), for a client's
+	 * base URL, for example {@code spring.ai.openai.base-url}.
+	 * @param name the route's name
+	 * @return its base URL
+	 */
+	public static String route(String name) {
+		return ROUTES_URL + name;
+	}
+
 	private static final ThreadLocal<Map<String, Object>> current = ThreadLocal.withInitial(Map::of);
 
 	private LlmQuota() {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
+import dev.llmquota.LlmQuota;
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.core.Pool;
@@ -144,6 +145,38 @@ class SpringAiGovernanceTests {
 				.satisfies((ex) -> assertThat(causes(ex)).hasAtLeastOneElementOfType(QuotaExhaustedException.class));
 			await().atMost(PATIENCE).until(() -> setup.simulator.requestLog().size() >= 1);
 			assertThat(setup.simulator.requestLog().records()).hasSize(1);
+		}
+	}
+
+	/**
+	 * Spring AI's OpenAI model addressed to a route by its base URL: its calls and
+	 * streams go to the target free first, each rewritten for it (URL, model, key).
+	 */
+	@Test
+	void openAiThroughARouteGoesToTheTargetFreeFirst() {
+		try (ProviderSimulator second = ProviderSimulator.builder()
+			.latency((latency) -> latency.timeToFirstToken(Duration.ZERO).fixedOutputTokens(5))
+			.requireHeader("Authorization", "Bearer second-key")
+			.start(); Setup setup = new Setup((sim) -> {
+			}, "spring.ai.openai.base-url=" + LlmQuota.route("gpt4o"),
+					"llm.quota.providers.second.base-url=" + second.baseUrl() + "/v1",
+					"llm.quota.providers.second.dialect=openai",
+					"llm.quota.providers.second.headers.Authorization=Bearer second-key",
+					"llm.quota.providers.second.models.gpt-4o-mini.tokens-per-minute=600000",
+					"llm.quota.routes.gpt4o.targets[0].provider=openai",
+					"llm.quota.routes.gpt4o.targets[0].model=gpt-4o",
+					"llm.quota.routes.gpt4o.targets[1].provider=second",
+					"llm.quota.routes.gpt4o.targets[1].model=gpt-4o-mini")) {
+			ChatModel model = setup.context.getBean(OpenAiChatModel.class);
+			assertThat(model.call("Hello.")).isNotEmpty();
+			// the first account refuses the next call for a minute: the route moves it on
+			setup.simulator.faults().rateLimitWait(Duration.ofMinutes(1)).next(Fault.RATE_LIMITED);
+			assertThat(model.call("Hello again.")).isNotEmpty();
+			assertThat(model.stream("And a stream.").collectList().block(PATIENCE)).isNotEmpty();
+			await().atMost(PATIENCE).until(() -> second.requestLog().size() == 2);
+			assertThat(second.requestLog().records()).extracting(RequestRecord::model).containsOnly("gpt-4o-mini");
+			assertThat(second.requestLog().records()).extracting(RequestRecord::stream).containsExactly(false, true);
+			assertThat(setup.simulator.requestLog().refused()).hasSize(1);
 		}
 	}
 

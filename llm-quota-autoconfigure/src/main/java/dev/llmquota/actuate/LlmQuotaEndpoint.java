@@ -1,5 +1,8 @@
 package dev.llmquota.actuate;
 
+import java.util.List;
+
+import dev.llmquota.client.Route;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.QuotaEngine;
 import org.jspecify.annotations.Nullable;
@@ -27,8 +30,17 @@ public class LlmQuotaEndpoint {
 	 * @param engine the engine
 	 */
 	public LlmQuotaEndpoint(QuotaEngine engine) {
+		this(engine, List.of());
+	}
+
+	/**
+	 * Creates the endpoint, showing routes too.
+	 * @param engine the engine
+	 * @param routes the routes
+	 */
+	public LlmQuotaEndpoint(QuotaEngine engine, List<Route> routes) {
 		this.engine = engine;
-		this.reports = new QuotaReports(engine);
+		this.reports = new QuotaReports(engine, routes);
 	}
 
 	/**

@@ -9,13 +9,55 @@ import dev.llmquota.core.QuotaState;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
 
 /**
- * What {@code /actuator/llmquota} shows: every pool and every provider entry's account.
+ * What {@code /actuator/llmquota} shows: every pool, every provider entry's account and
+ * every route.
  *
  * @param pools the pools that are configured or have been called
  * @param accounts the provider entries' shared ceilings
+ * @param routes the routes ({@code llm.quota.routes}), and where their calls go
  */
 @JsonInclude(JsonInclude.Include.ALWAYS)
-public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) implements OperationResponseBody {
+public record QuotaReport(List<PoolReport> pools, List<AccountReport> accounts,
+		List<RouteReport> routes) implements OperationResponseBody {
+
+	/**
+	 * A report without routes.
+	 * @param pools the pools
+	 * @param accounts the accounts
+	 */
+	public QuotaReport(List<PoolReport> pools, List<AccountReport> accounts) {
+		this(pools, accounts, List.of());
+	}
+
+	/**
+	 * One route.
+	 *
+	 * @param name its name
+	 * @param url the base URL that addresses it
+	 * @param spillAfterMs how long a primary may make a call wait before spill-over
+	 * targets are weighed
+	 * @param targets its targets, in the order that breaks ties
+	 */
+	public record RouteReport(String name, String url, long spillAfterMs, List<TargetReport> targets) {
+
+	}
+
+	/**
+	 * One target of a route.
+	 *
+	 * @param provider the provider entry
+	 * @param model the model there
+	 * @param spillOver whether it is a spill-over
+	 * @param state its pool's state: OK, THROTTLED or EXHAUSTED
+	 * @param probed whether it takes one call at a time, having no known rate limit
+	 * @param callsLastMinute the attempts it took in the last minute
+	 * @param shareLastMinute its share of the route's attempts in the last minute
+	 * @param skipped why the last choice passed it over, or {@code null}
+	 */
+	public record TargetReport(String provider, String model, boolean spillOver, QuotaState state, boolean probed,
+			long callsLastMinute, double shareLastMinute, String skipped) {
+
+	}
 
 	/**
 	 * One pool.

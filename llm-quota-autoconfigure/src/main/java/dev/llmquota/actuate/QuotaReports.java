@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import dev.llmquota.LlmQuota;
+import dev.llmquota.client.Route;
 import dev.llmquota.core.Account;
 import dev.llmquota.core.Binding;
 import dev.llmquota.core.BucketSpec;
@@ -31,12 +33,47 @@ public final class QuotaReports {
 
 	private final QuotaEngine engine;
 
+	private final List<Route> routes;
+
 	/**
-	 * Creates the assembler.
+	 * Creates the assembler of an engine without routes.
 	 * @param engine the engine
 	 */
 	public QuotaReports(QuotaEngine engine) {
+		this(engine, List.of());
+	}
+
+	/**
+	 * Creates the assembler.
+	 * @param engine the engine
+	 * @param routes the routes
+	 */
+	public QuotaReports(QuotaEngine engine, List<Route> routes) {
 		this.engine = engine;
+		this.routes = routes;
+	}
+
+	/**
+	 * Returns the report of one route.
+	 * @param route the route
+	 * @return its report
+	 */
+	public QuotaReport.RouteReport route(Route route) {
+		List<QuotaReport.TargetReport> targets = new ArrayList<>();
+		long[] calls = new long[route.targets().size()];
+		long total = 0;
+		for (int i = 0; i < calls.length; i++) {
+			calls[i] = route.targets().get(i).takenLastMinute();
+			total += calls[i];
+		}
+		for (int i = 0; i < calls.length; i++) {
+			Route.Target target = route.targets().get(i);
+			targets.add(new QuotaReport.TargetReport(target.entry().provider().id(), target.model(), target.spillOver(),
+					this.engine.state(target.pool()), target.probed(), calls[i],
+					(total == 0) ? 0 : Math.round(1000.0 * calls[i] / total) / 1000.0, target.skipped()));
+		}
+		return new QuotaReport.RouteReport(route.name(), LlmQuota.route(route.name()), route.spillAfter().toMillis(),
+				targets);
 	}
 
 	/**
@@ -57,7 +94,14 @@ public final class QuotaReports {
 				accounts.add(account(account));
 			}
 		}
-		return new QuotaReport(pools, accounts);
+		List<QuotaReport.RouteReport> routes = new ArrayList<>();
+		for (Route route : this.routes) {
+			if (provider == null
+					|| route.targets().stream().anyMatch((t) -> provider.equals(t.entry().provider().id()))) {
+				routes.add(route(route));
+			}
+		}
+		return new QuotaReport(pools, accounts, routes);
 	}
 
 	private QuotaReport.PoolReport pool(Pool pool) {

@@ -43,6 +43,19 @@ record DialectInference(DialectId dialect, boolean openAiCompatible) {
 		return new DialectInference(compatible ? DialectId.OPENAI : native_, compatible);
 	}
 
+	/**
+	 * Whether the provider behind a base URL sends no rate-limit headers (Ollama, Gemini
+	 * and Vertex, Bedrock), in its own format or an OpenAI-compatible one: its limits are
+	 * known only if configured.
+	 * @param baseUrl the entry's base URL
+	 * @return whether it sends none
+	 */
+	static boolean sendsNoRateLimitHeaders(URI baseUrl) {
+		String host = (baseUrl.getHost() != null) ? baseUrl.getHost().toLowerCase(Locale.ROOT) : "";
+		DialectId native_ = nativeDialect(host, baseUrl.getPort());
+		return native_ == DialectId.OLLAMA || native_ == DialectId.GEMINI || native_ == DialectId.BEDROCK;
+	}
+
 	private static DialectId nativeDialect(String host, int port) {
 		if (host.equals("api.openai.com")) {
 			return DialectId.OPENAI;

@@ -1,8 +1,12 @@
 package dev.llmquota.autoconfigure;
 
+import java.util.List;
+
 import dev.llmquota.actuate.LlmQuotaEndpoint;
+import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.core.QuotaEngine;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -22,8 +26,9 @@ public final class LlmQuotaEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LlmQuotaEndpoint llmQuotaEndpoint(QuotaEngine engine) {
-		return new LlmQuotaEndpoint(engine);
+	LlmQuotaEndpoint llmQuotaEndpoint(QuotaEngine engine, ObjectProvider<LlmQuotaCalls> calls) {
+		LlmQuotaCalls routing = calls.getIfAvailable();
+		return new LlmQuotaEndpoint(engine, (routing != null) ? routing.routes() : List.of());
 	}
 
 }

@@ -3,6 +3,7 @@ package dev.llmquota.autoconfigure;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.metrics.LlmQuotaMetrics;
+import dev.llmquota.metrics.RouteMeters;
 import io.github.resilience4j.micrometer.tagged.RetryMetricNames;
 import io.github.resilience4j.micrometer.tagged.TaggedRetryMetrics;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -41,6 +42,18 @@ public final class LlmQuotaMetricsAutoConfiguration {
 		return TaggedRetryMetrics.ofRetryRegistry(
 				RetryMetricNames.custom().callsMetricName("llm.quota.retry.calls").build(),
 				calls.retryPolicy().registry());
+	}
+
+	/**
+	 * Meters of routes, tagged {@code route} and {@code target}.
+	 * @param calls the adapters' calls
+	 * @return the binder
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(LlmQuotaCalls.class)
+	RouteMeters llmQuotaRouteMetrics(LlmQuotaCalls calls) {
+		return new RouteMeters(calls.routes());
 	}
 
 }

@@ -59,6 +59,13 @@ public class LlmQuotaProperties {
 	 */
 	private Map<String, Provider> providers = new LinkedHashMap<>();
 
+	/**
+	 * Routes by name: one logical model over several provider entries, each call sent to
+	 * the target whose admission is earliest. A client addresses a route by the base URL
+	 * http://llm-quota.invalid/routes/{name}.
+	 */
+	private Map<String, Route> routes = new LinkedHashMap<>();
+
 	private final Retry retry = new Retry();
 
 	private final Health health = new Health();
@@ -138,8 +145,115 @@ public class LlmQuotaProperties {
 		this.providers = providers;
 	}
 
+	public Map<String, Route> getRoutes() {
+		return this.routes;
+	}
+
+	public void setRoutes(Map<String, Route> routes) {
+		this.routes = routes;
+	}
+
 	public Retry getRetry() {
 		return this.retry;
+	}
+
+	/**
+	 * One logical model over several provider entries.
+	 */
+	public static class Route {
+
+		/**
+		 * Where the route's calls may go, in the order that breaks ties: a provider entry
+		 * and the model there (an Azure deployment name, an OpenAI or Anthropic model
+		 * id).
+		 */
+		private List<Target> targets = new ArrayList<>();
+
+		/**
+		 * How long a primary target may make a call wait before a spill-over target is
+		 * considered; 0 considers spill-over targets whenever every primary would make
+		 * the call wait.
+		 */
+		private Duration spillAfter = Duration.ZERO;
+
+		public List<Target> getTargets() {
+			return this.targets;
+		}
+
+		public void setTargets(List<Target> targets) {
+			this.targets = targets;
+		}
+
+		public Duration getSpillAfter() {
+			return this.spillAfter;
+		}
+
+		public void setSpillAfter(Duration spillAfter) {
+			this.spillAfter = spillAfter;
+		}
+
+	}
+
+	/**
+	 * One place a route's calls may go.
+	 */
+	public static class Target {
+
+		/**
+		 * Id of the provider entry (a key under llm.quota.providers).
+		 */
+		private @Nullable String provider;
+
+		/**
+		 * Model there: the Azure deployment name, or the OpenAI or Anthropic model id
+		 * written into the call's body.
+		 */
+		private @Nullable String model;
+
+		/**
+		 * Whether the target is used only when no primary target can admit the call
+		 * within the route's spill-after.
+		 */
+		private boolean spillOver;
+
+		/**
+		 * Azure OpenAI api-version of calls sent to this target, when the call does not
+		 * name one.
+		 */
+		private String apiVersion = "2024-10-21";
+
+		public @Nullable String getProvider() {
+			return this.provider;
+		}
+
+		public void setProvider(@Nullable String provider) {
+			this.provider = provider;
+		}
+
+		public @Nullable String getModel() {
+			return this.model;
+		}
+
+		public void setModel(@Nullable String model) {
+			this.model = model;
+		}
+
+		public boolean isSpillOver() {
+			return this.spillOver;
+		}
+
+		public void setSpillOver(boolean spillOver) {
+			this.spillOver = spillOver;
+		}
+
+		public String getApiVersion() {
+			return this.apiVersion;
+		}
+
+		public void setApiVersion(String apiVersion) {
+			this.apiVersion = apiVersion;
+		}
+
 	}
 
 	public Health getHealth() {

@@ -378,7 +378,7 @@ final class QuotaConfigFactory {
 		}
 	}
 
-	private static void positiveOrZero(String property, Duration value, String example) {
+	static void positiveOrZero(String property, Duration value, String example) {
 		if (value == null || value.isNegative()) {
 			throw new InvalidQuotaPropertyException(property, value, "the duration must not be negative",
 					"set 0s or a positive duration, " + example + ".");

@@ -14,11 +14,14 @@ import dev.llmquota.provider.HeaderLookup;
 public interface BlockingExchange<R> {
 
 	/**
-	 * Sends one attempt.
+	 * Sends one attempt, as its plan says: to {@link CallPlan#uri()}, with
+	 * {@link CallPlan#body()} and its entry's credentials (a route's attempt goes to the
+	 * target chosen at its admission).
+	 * @param attempt the attempt's plan
 	 * @return the answer
 	 * @throws IOException if no answer arrived
 	 */
-	R send() throws IOException;
+	R send(CallPlan attempt) throws IOException;
 
 	/**
 	 * Returns an answer's HTTP status.

@@ -1,5 +1,6 @@
 package dev.llmquota.client;
 
+import java.net.URI;
 import java.time.Duration;
 
 import dev.llmquota.core.Demand;
@@ -25,9 +26,36 @@ import dev.llmquota.tokens.TokenEstimator;
  * @param body the bytes to send: the caller's, unless a usage request was added
  * @param priority the call's class, or {@code null} for the model's default
  * @param maxWait the call's longest wait, or {@code null} for the configured one
+ * @param uri where the call is sent: the caller's URL, or a route's target's
+ * @param route the route call it is an attempt of, or {@code null}
  */
 public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEstimate, TokenEstimator estimator,
 		boolean generates, boolean streaming, boolean refusesInStream, Framing framing, byte[] body, Priority priority,
-		Duration maxWait) {
+		Duration maxWait, URI uri, RouteCall route) {
+
+	/** The same plan, as an attempt of a route call. */
+	CallPlan on(RouteCall call) {
+		return new CallPlan(this.entry, this.pool, this.demand, this.rawEstimate, this.estimator, this.generates,
+				this.streaming, this.refusesInStream, this.framing, this.body, this.priority, this.maxWait, this.uri,
+				call);
+	}
+
+	/**
+	 * Returns whether the call addresses a route: each attempt then goes to the target
+	 * chosen at its admission ({@link GovernedCall#plan()} tells its URL, body and
+	 * credentials).
+	 * @return whether it does
+	 */
+	public boolean routed() {
+		return this.route != null;
+	}
+
+	/**
+	 * Returns the name of the call's retry: its provider entry's, or its route's.
+	 * @return the name
+	 */
+	public String retryName() {
+		return (this.route != null) ? "route:" + this.route.route().name() : this.pool.provider();
+	}
 
 }

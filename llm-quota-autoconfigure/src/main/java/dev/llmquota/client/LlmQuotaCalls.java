@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
@@ -62,6 +61,8 @@ public final class LlmQuotaCalls {
 
 	private final RefusalHandling refusals;
 
+	private final List<ProviderEntry> routes;
+
 	/**
 	 * Creates the calls facade with the default retry settings.
 	 * @param engine the quota engine
@@ -86,8 +87,21 @@ public final class LlmQuotaCalls {
 	 * @param credentials the headers set on the calls of each provider entry, by id
 	 */
 	public LlmQuotaCalls(QuotaEngine engine, RetrySettings retry, Map<String, Credentials> credentials) {
+		this(engine, retry, credentials, List.of());
+	}
+
+	/**
+	 * Creates the calls facade.
+	 * @param engine the quota engine
+	 * @param retry how refusals are retried
+	 * @param credentials the headers set on the calls of each provider entry, by id
+	 * @param routes the routes, each over provider entries of the engine's configuration
+	 */
+	public LlmQuotaCalls(QuotaEngine engine, RetrySettings retry, Map<String, Credentials> credentials,
+			List<RouteSpec> routes) {
 		this.engine = engine;
 		this.lookup = new EntryLookup(engine.config(), credentials);
+		this.routes = routes.stream().map(this::routeEntry).toList();
 		this.retry = retry;
 		this.retryPolicy = new RetryPolicy(retry);
 		this.refusals = new RefusalHandling(engine, retry);
@@ -113,6 +127,28 @@ public final class LlmQuotaCalls {
 			}
 
 		});
+	}
+
+	private ProviderEntry routeEntry(RouteSpec spec) {
+		List<ProviderEntry> entries = spec.targets().stream().map((target) -> {
+			ProviderEntry entry = this.lookup.byId(target.provider());
+			if (entry == null) {
+				throw new IllegalArgumentException(
+						"Route '" + spec.name() + "' names no provider entry '" + target.provider() + "'");
+			}
+			return entry;
+		}).toList();
+		ProviderEntry first = entries.get(0);
+		return new ProviderEntry(first.provider(), first.dialect(), Credentials.NONE,
+				new Route(spec, entries, this.engine));
+	}
+
+	/**
+	 * Returns the routes.
+	 * @return the routes, in their configured order
+	 */
+	public List<Route> routes() {
+		return this.routes.stream().map(ProviderEntry::route).toList();
 	}
 
 	/**
@@ -206,6 +242,14 @@ public final class LlmQuotaCalls {
 		if (!"POST".equalsIgnoreCase(method) || Boolean.TRUE.equals(bool(attributes.apply(LlmQuota.SKIP)))) {
 			return null;
 		}
+		if (!this.routes.isEmpty()) {
+			String url = uri.toString();
+			for (ProviderEntry route : this.routes) {
+				if (route.route().addresses(url)) {
+					return route;
+				}
+			}
+		}
 		Object provider = attributes.apply(LlmQuota.PROVIDER);
 		if (provider != null) {
 			ProviderEntry entry = this.lookup.byId(provider.toString());
@@ -262,6 +306,16 @@ public final class LlmQuotaCalls {
 	public CallPlan plan(ProviderEntry entry, URI uri, byte[] body, Function<String, Object> attributes) {
 		Dialect dialect = entry.dialect();
 		JsonNode json = parse(dialect, body);
+		if (entry.route() != null) {
+			RouteCall call = new RouteCall(entry.route(), this::plan, json, body, uri, attributes);
+			return call.planFor(entry.route().targets().get(0));
+		}
+		return plan(entry, json, uri, body, attributes);
+	}
+
+	private CallPlan plan(ProviderEntry entry, JsonNode json, URI uri, byte[] body,
+			Function<String, Object> attributes) {
+		Dialect dialect = entry.dialect();
 		try {
 			return plan(entry, dialect, json, uri, body, attributes);
 		}
@@ -301,7 +355,7 @@ public final class LlmQuotaCalls {
 		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
 		return new CallPlan(entry, pool, demand, raw, estimator, generates, streaming,
 				streaming && dialect.refusesInStream(uri), dialect.framing(streaming), sent,
-				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)));
+				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)), uri, null);
 	}
 
 	/**
@@ -331,9 +385,7 @@ public final class LlmQuotaCalls {
 	 * @throws IOException if an attempt got no answer
 	 */
 	public <R> R exchange(CallPlan plan, long deadline, BlockingExchange<R> exchange) throws IOException {
-		AtomicInteger attempts = new AtomicInteger();
-		return this.retryPolicy.blocking(plan.pool().provider(),
-				() -> attempt(plan, deadline, exchange, attempts.incrementAndGet()));
+		return this.retryPolicy.blocking(plan.retryName(), (number) -> attempt(plan, deadline, exchange, number));
 	}
 
 	/**
@@ -345,7 +397,7 @@ public final class LlmQuotaCalls {
 		GovernedCall call = start(plan, admit(plan, deadline).block());
 		R response;
 		try {
-			response = exchange.send();
+			response = exchange.send(call.plan());
 		}
 		catch (IOException | RuntimeException ex) {
 			call.onNoResponse();
@@ -409,7 +461,7 @@ public final class LlmQuotaCalls {
 		if (outcome.action() == Outcome.Action.PASS) {
 			return exchange.passOn(response, refusal);
 		}
-		throw new RetryPolicy.RetryAfter(outcome.delay());
+		throw RetryPolicy.RetryAfter.of(outcome);
 	}
 
 	/**
@@ -421,6 +473,9 @@ public final class LlmQuotaCalls {
 	 * @return the permit
 	 */
 	public Mono<QuotaPermit> admit(CallPlan plan, long deadline) {
+		if (plan.routed()) {
+			return plan.route().admit(this.engine, deadline);
+		}
 		return Mono.defer(() -> {
 			QuotaPermit now = this.engine.tryAcquire(plan.pool(), plan.demand(), plan.priority());
 			if (now != null) {
@@ -438,7 +493,7 @@ public final class LlmQuotaCalls {
 	 * @return the governed call
 	 */
 	public GovernedCall start(CallPlan plan, QuotaPermit permit) {
-		return new GovernedCall(this.engine, plan, permit);
+		return new GovernedCall(this.engine, plan.routed() ? plan.route().admitted() : plan, permit);
 	}
 
 	private static JsonNode parse(Dialect dialect, byte[] body) {

@@ -9,8 +9,21 @@ import java.time.Duration;
  * @param action the action
  * @param delay the wait before the next attempt, for {@link Action#RETRY}
  * @param failure the exception to fail the call with, for {@link Action#FAIL}
+ * @param counted whether a retry counts as an attempt
+ * ({@code llm.quota.retry.max-attempts}): not when a route moves a call off a target
+ * whose quota is spent
  */
-public record Outcome(Action action, Duration delay, RuntimeException failure) {
+public record Outcome(Action action, Duration delay, RuntimeException failure, boolean counted) {
+
+	/**
+	 * An outcome whose retry, if any, counts as an attempt.
+	 * @param action the action
+	 * @param delay the wait before the next attempt
+	 * @param failure the exception to fail the call with
+	 */
+	public Outcome(Action action, Duration delay, RuntimeException failure) {
+		this(action, delay, failure, true);
+	}
 
 	/**
 	 * What to do.
@@ -34,6 +47,14 @@ public record Outcome(Action action, Duration delay, RuntimeException failure) {
 
 	static Outcome retry(Duration wait) {
 		return new Outcome(Action.RETRY, wait, null);
+	}
+
+	/**
+	 * A route's target said its quota is spent: the call moves to another target at once,
+	 * and that is not counted as an attempt.
+	 */
+	static Outcome moveOn() {
+		return new Outcome(Action.RETRY, Duration.ZERO, null, false);
 	}
 
 	static Outcome fail(RuntimeException failure) {

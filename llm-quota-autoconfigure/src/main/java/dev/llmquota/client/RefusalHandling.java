@@ -99,6 +99,10 @@ final class RefusalHandling {
 						+ "' (" + reason(answer, status) + "); calls "
 						+ ((pool.spec().mode() == Mode.ENFORCE) ? "fail fast" : "would fail fast (shadow mode)")
 						+ " until it is back");
+				if (plan.routed()) {
+					// the route's other targets may have quota: the call moves on
+					return Outcome.moveOn();
+				}
 				return Outcome.fail(new QuotaExhaustedException(pool.provider(), pool.region(), pool.model(), dimension,
 						reason(answer, status), answer.reset(now)));
 			}
@@ -110,6 +114,12 @@ final class RefusalHandling {
 						+ "; headers: " + plan.entry().dialect().rateLimits(headers, now));
 				if (!answer.retryAllowed()) {
 					return Outcome.pass();
+				}
+				if (plan.routed() && attempt < this.retry.maxAttempts()) {
+					// re-admitted on the route at once: the target free first, which may
+					// be
+					// this one once its wait is over (the penalty is in its books)
+					return Outcome.retry(Duration.ZERO);
 				}
 				long nowNanos = this.engine.clock().nanoTime();
 				if (wait.compareTo(this.retry.maxBackoff()) > 0 || nowNanos + wait.toNanos() > deadline) {

@@ -2,6 +2,8 @@ package dev.llmquota.client;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 
 import io.github.resilience4j.core.functions.CheckedSupplier;
 import io.github.resilience4j.reactor.retry.RetryOperator;
@@ -55,27 +57,50 @@ public final class RetryPolicy {
 	}
 
 	/**
-	 * Retries a reactive call's attempts.
+	 * Retries a reactive call's attempts. A retry that is not counted (a route moving a
+	 * call off a spent target) runs the same attempt number again, at once.
 	 * @param <T> the answer's type
-	 * @param provider the entry's id
-	 * @param attempts the attempts, subscribed once each
+	 * @param name the retry's name: the entry's id, or the route's
+	 * @param attempt the attempt of a number, from 1, subscribed once each
 	 * @return the call
 	 */
-	public <T> Mono<T> reactive(String provider, Mono<T> attempts) {
-		return attempts.transformDeferred(RetryOperator.of(of(provider)));
+	public <T> Mono<T> reactive(String name, IntFunction<Mono<T>> attempt) {
+		AtomicInteger attempts = new AtomicInteger();
+		return Mono.defer(() -> {
+			int number = attempts.incrementAndGet();
+			return Mono.defer(() -> attempt.apply(number))
+				.retryWhen(reactor.util.retry.Retry.max(MAX_MOVES)
+					.filter(RetryPolicy::movesOn)
+					.onRetryExhaustedThrow((spec, signal) -> signal.failure()));
+		}).transformDeferred(RetryOperator.of(of(name)));
 	}
 
 	/**
 	 * Retries a blocking call's attempts; the thread parks between them, holding no lock.
+	 * A retry that is not counted runs the same attempt number again, at once.
 	 * @param <R> the answer's type
-	 * @param provider the entry's id
-	 * @param attempt one attempt
+	 * @param name the retry's name: the entry's id, or the route's
+	 * @param attempt the attempt of a number, from 1
 	 * @return the answer of the last attempt
 	 * @throws IOException if an attempt got no answer
 	 */
-	public <R> R blocking(String provider, CheckedSupplier<R> attempt) throws IOException {
+	public <R> R blocking(String name, Attempt<R> attempt) throws IOException {
+		AtomicInteger attempts = new AtomicInteger();
+		CheckedSupplier<R> counted = () -> {
+			int number = attempts.incrementAndGet();
+			for (int moves = 0;; moves++) {
+				try {
+					return attempt.run(number);
+				}
+				catch (RetryAfter ex) {
+					if (!movesOn(ex) || moves >= MAX_MOVES) {
+						throw ex;
+					}
+				}
+			}
+		};
 		try {
-			return Retry.decorateCheckedSupplier(of(provider), attempt).get();
+			return Retry.decorateCheckedSupplier(of(name), counted).get();
 		}
 		catch (IOException | RuntimeException | Error ex) {
 			throw ex;
@@ -83,6 +108,31 @@ public final class RetryPolicy {
 		catch (Throwable ex) {
 			throw new IllegalStateException(ex);
 		}
+	}
+
+	/** Most moves off spent targets within one attempt. */
+	private static final int MAX_MOVES = 16;
+
+	private static boolean movesOn(Throwable ex) {
+		return ex instanceof RetryAfter after && !after.counted;
+	}
+
+	/**
+	 * One attempt of a blocking call.
+	 *
+	 * @param <R> the answer's type
+	 */
+	@FunctionalInterface
+	public interface Attempt<R> {
+
+		/**
+		 * Runs the attempt.
+		 * @param number its number, from 1
+		 * @return the answer
+		 * @throws IOException if it got no answer
+		 */
+		R run(int number) throws IOException;
+
 	}
 
 	/**
@@ -93,13 +143,29 @@ public final class RetryPolicy {
 
 		private final Duration wait;
 
+		private final boolean counted;
+
 		/**
 		 * An attempt to retry.
 		 * @param wait how long to wait before the next attempt
 		 */
 		public RetryAfter(Duration wait) {
+			this(wait, true);
+		}
+
+		private RetryAfter(Duration wait, boolean counted) {
 			super("retry after " + wait, null, false, false);
 			this.wait = wait;
+			this.counted = counted;
+		}
+
+		/**
+		 * The retry an outcome asks for.
+		 * @param outcome a {@link Outcome.Action#RETRY} outcome
+		 * @return the retry
+		 */
+		public static RetryAfter of(Outcome outcome) {
+			return new RetryAfter(outcome.delay(), outcome.counted());
 		}
 
 	}

@@ -30,6 +30,7 @@ import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.DialectId;
 import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.LogOnce;
 
 /**
  * Governs the calls of Anthropic's Java SDK client built by hand: add it with
@@ -81,6 +82,12 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 			URI uri = uri(request);
 			ProviderEntry entry = entry(request, uri);
 			if (entry == null) {
+				return this.client.execute(request, options);
+			}
+			if (entry.route() != null) {
+				LogOnce.warn("anthropic sdk route", "The Anthropic SDK's calls cannot be sent over a route ("
+						+ entry.route().name() + "): its adapter cannot rewrite their URL. Use the route from"
+						+ " WebClient, RestClient, OkHttp, LangChain4j or Spring AI, or point the SDK at a provider entry");
 				return this.client.execute(request, options);
 			}
 			if (uri.getHost() == null) {
@@ -169,7 +176,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 		}
 
 		@Override
-		public HttpResponse send() {
+		public HttpResponse send(CallPlan attempt) {
 			return this.client.execute(this.request, this.options);
 		}
 

@@ -24,6 +24,7 @@ import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.core.Mode;
 import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.LogOnce;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import reactor.core.publisher.Flux;
@@ -90,8 +91,16 @@ public final class LlmQuotaAwsHttpClients {
 	}
 
 	private ProviderEntry entry(SdkHttpRequest request) {
-		return this.calls.entry(request.method().name(), request.getUri(),
+		ProviderEntry entry = this.calls.entry(request.method().name(), request.getUri(),
 				(name) -> request.firstMatchingHeader(name).orElse(null), LlmQuota::current);
+		if (entry != null && entry.route() != null) {
+			// start-up refuses Bedrock in routes; an endpoint override pointing here is
+			// a mistake the call's failure to resolve shows
+			LogOnce.warn("aws route", "An AWS SDK client's endpoint is route " + entry.route().name()
+					+ "'s URL: routes do not take Bedrock calls (SigV4 signs the URL and body a route rewrites)");
+			return null;
+		}
+		return entry;
 	}
 
 	/** What the SDK gets when llm-quota gives up: an exception it does not retry. */
@@ -188,7 +197,7 @@ public final class LlmQuotaAwsHttpClients {
 		}
 
 		@Override
-		public HttpExecuteResponse send() throws IOException {
+		public HttpExecuteResponse send(CallPlan plan) throws IOException {
 			if (this.aborted.get()) {
 				throw new IOException("The request was aborted");
 			}

@@ -139,7 +139,7 @@ final class LlmQuotaHttpClient implements HttpClient {
 		byte[] sent = (request.body() != null) ? request.body().getBytes(StandardCharsets.UTF_8) : new byte[0];
 		CallPlan plan = this.calls.plan(entry, uri, sent, scope::get);
 		try {
-			return this.calls.exchange(plan, this.calls.deadline(plan, null), new Exchange(request, uri, plan));
+			return this.calls.exchange(plan, this.calls.deadline(plan, null), new Exchange(request));
 		}
 		catch (LlmQuotaException ex) {
 			// not retried again by LangChain4j, and not mapped to an HTTP error it would
@@ -225,27 +225,33 @@ final class LlmQuotaHttpClient implements HttpClient {
 	/** One governed call over the JDK's client. */
 	private final class Exchange implements BlockingExchange<Answer> {
 
-		private final java.net.http.HttpRequest request;
+		private final HttpRequest request;
 
-		Exchange(HttpRequest request, URI uri, CallPlan plan) {
-			java.net.http.HttpRequest.Builder builder = java.net.http.HttpRequest.newBuilder(uri)
-				.method(request.method().name(), java.net.http.HttpRequest.BodyPublishers.ofByteArray(plan.body()));
-			request.headers().forEach((name, values) -> {
+		Exchange(HttpRequest request) {
+			this.request = request;
+		}
+
+		/** The JDK request of one attempt: to its URL, with its body and credentials. */
+		private java.net.http.HttpRequest request(CallPlan attempt) {
+			java.net.http.HttpRequest.Builder builder = java.net.http.HttpRequest.newBuilder(attempt.uri())
+				.method(this.request.method().name(),
+						java.net.http.HttpRequest.BodyPublishers.ofByteArray(attempt.body()));
+			this.request.headers().forEach((name, values) -> {
 				if (values != null) {
 					values.forEach((value) -> builder.header(name, value));
 				}
 			});
-			plan.entry().credentials().applyTo(builder::setHeader);
+			attempt.entry().credentials().applyTo(builder::setHeader);
 			if (LlmQuotaHttpClient.this.readTimeout != null) {
 				builder.timeout(LlmQuotaHttpClient.this.readTimeout);
 			}
-			this.request = builder.build();
+			return builder.build();
 		}
 
 		@Override
-		public Answer send() throws IOException {
+		public Answer send(CallPlan attempt) throws IOException {
 			try {
-				HttpResponse<InputStream> response = LlmQuotaHttpClient.this.client.send(this.request,
+				HttpResponse<InputStream> response = LlmQuotaHttpClient.this.client.send(request(attempt),
 						HttpResponse.BodyHandlers.ofInputStream());
 				return new Answer(response.statusCode(), response.headers(), response.body());
 			}

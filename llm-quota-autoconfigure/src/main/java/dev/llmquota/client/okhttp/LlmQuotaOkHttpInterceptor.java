@@ -16,6 +16,7 @@ import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
+import okhttp3.HttpUrl;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.Protocol;
@@ -121,18 +122,20 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 	private Response governed(Chain chain, Request request, MediaType contentType, ProviderEntry entry, byte[] body,
 			Function<String, Object> attributes) throws IOException {
 		CallPlan plan = this.calls.plan(entry, request.url().uri(), body, attributes);
-		Request.Builder builder = request.newBuilder()
-			.method(request.method(), RequestBody.create(plan.body(), contentType));
-		entry.credentials().applyTo(builder::header);
-		Request replay = GoogleGenAiRetries.leftToLlmQuota(builder.build());
 		// the wait must fit inside the call's own timeout
 		long callTimeout = chain.call().timeout().timeoutNanos();
 		long deadline = this.calls.deadline(plan, (callTimeout > 0) ? Duration.ofNanos(callTimeout) : null);
 		return this.calls.exchange(plan, deadline, new BlockingExchange<>() {
 
 			@Override
-			public Response send() throws IOException {
-				return chain.proceed(replay);
+			public Response send(CallPlan attempt) throws IOException {
+				Request.Builder builder = request.newBuilder()
+					.method(request.method(), RequestBody.create(attempt.body(), contentType));
+				if (attempt.routed()) {
+					builder.url(HttpUrl.get(attempt.uri()));
+				}
+				attempt.entry().credentials().applyTo(builder::header);
+				return chain.proceed(GoogleGenAiRetries.leftToLlmQuota(builder.build()));
 			}
 
 			@Override

@@ -2,8 +2,9 @@ package dev.llmquota.client.restclient;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -23,6 +24,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
+import org.springframework.http.client.support.HttpRequestWrapper;
 
 /**
  * Governs a {@code RestClient}'s calls to LLM providers, the blocking twin of the
@@ -56,15 +58,11 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 			return execution.execute(request, body);
 		}
 		CallPlan plan = this.calls.plan(entry, request.getURI(), body, attributes);
-		entry.credentials().applyTo(request.getHeaders()::set);
-		if (plan.body() != body) {
-			request.getHeaders().setContentLength(plan.body().length);
-		}
 		return this.calls.exchange(plan, this.calls.deadline(plan, null), new BlockingExchange<>() {
 
 			@Override
-			public ClientHttpResponse send() throws IOException {
-				return execution.execute(request, plan.body());
+			public ClientHttpResponse send(CallPlan attempt) throws IOException {
+				return execution.execute(attempt(request, body, attempt), attempt.body());
 			}
 
 			@Override
@@ -111,6 +109,28 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 			}
 
 		});
+	}
+
+	/**
+	 * The request of one attempt: the entry's credentials, the body's length if llm-quota
+	 * changed it, and a route's target's URL.
+	 */
+	private static HttpRequest attempt(HttpRequest request, byte[] body, CallPlan attempt) {
+		attempt.entry().credentials().applyTo(request.getHeaders()::set);
+		if (attempt.body() != body) {
+			request.getHeaders().setContentLength(attempt.body().length);
+		}
+		if (attempt.uri().equals(request.getURI())) {
+			return request;
+		}
+		return new HttpRequestWrapper(request) {
+
+			@Override
+			public URI getURI() {
+				return attempt.uri();
+			}
+
+		};
 	}
 
 	/** The answer, its body read on its way to the caller. */

@@ -2,7 +2,6 @@ package dev.llmquota.client.webclient;
 
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -12,8 +11,8 @@ import dev.llmquota.client.Credentials;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Outcome;
-import dev.llmquota.client.RetryPolicy;
 import dev.llmquota.client.ProviderEntry;
+import dev.llmquota.client.RetryPolicy;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
 import reactor.core.publisher.Flux;
@@ -87,22 +86,23 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		}
 		return CapturedBody.of(request, this.writers.get()).flatMap((captured) -> {
 			CallPlan plan = this.calls.plan(entry, request.url(), captured.bytes(), attributes);
-			ClientRequest replay = replay(request, captured, plan.body(), entry.credentials());
+			// a route's attempts each go where admission chose: their request is made
+			// then
+			ClientRequest replay = plan.routed() ? null : replay(request, captured, plan);
 			long deadline = this.calls.deadline(plan, null);
-			AtomicInteger attempts = new AtomicInteger();
 			// Every attempt goes through admission again and reserves again.
 			return this.calls.retryPolicy()
-				.reactive(plan.pool().provider(),
-						Mono.defer(() -> attempt(next, replay, plan, attempts.incrementAndGet(), deadline)));
+				.reactive(plan.retryName(),
+						(number) -> attempt(next, request, captured, replay, plan, number, deadline));
 		});
 	}
 
-	private Mono<ClientResponse> attempt(ExchangeFunction next, ClientRequest request, CallPlan plan, int attempt,
-			long deadline) {
+	private Mono<ClientResponse> attempt(ExchangeFunction next, ClientRequest request, CapturedBody captured,
+			ClientRequest replay, CallPlan plan, int attempt, long deadline) {
 		// every attempt waits within what is left of the call's one deadline
 		return this.calls.admit(plan, deadline).flatMap((permit) -> {
 			GovernedCall call = this.calls.start(plan, permit);
-			return next.exchange(request)
+			return next.exchange((replay != null) ? replay : replay(request, captured, call.plan()))
 				.doOnError((ex) -> call.onNoResponse())
 				.doOnCancel(call::onNoResponse)
 				.flatMap((response) -> answered(response, call, attempt, deadline));
@@ -144,7 +144,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 					call.onComplete();
 				}
 				return switch (outcome.action()) {
-					case RETRY -> Mono.error(new RetryPolicy.RetryAfter(outcome.delay()));
+					case RETRY -> Mono.error(RetryPolicy.RetryAfter.of(outcome));
 					case FAIL -> Mono.error(outcome.failure());
 					case PASS -> Mono.just(response.mutate()
 						.body(Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))
@@ -176,8 +176,8 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				// buffers back
 				body.subscribe(DataBufferUtils::release, (ex) -> {
 				});
-				return Mono.error((outcome.action() == Outcome.Action.RETRY)
-						? new RetryPolicy.RetryAfter(outcome.delay()) : outcome.failure());
+				return Mono.error((outcome.action() == Outcome.Action.RETRY) ? RetryPolicy.RetryAfter.of(outcome)
+						: outcome.failure());
 			});
 	}
 
@@ -213,14 +213,16 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		}
 	}
 
-	private static ClientRequest replay(ClientRequest request, CapturedBody captured, byte[] bytes,
-			Credentials credentials) {
+	/** The request as the plan sends it: its URL, its body, its entry's credentials. */
+	private static ClientRequest replay(ClientRequest request, CapturedBody captured, CallPlan plan) {
+		byte[] bytes = plan.body();
+		Credentials credentials = plan.entry().credentials();
 		BodyInserter<byte[], org.springframework.http.client.reactive.ClientHttpRequest> inserter = (message,
 				context) -> {
 			message.getHeaders().setContentLength(bytes.length);
 			return message.writeWith(Mono.fromSupplier(() -> message.bufferFactory().wrap(bytes)));
 		};
-		return ClientRequest.from(request).headers((headers) -> {
+		return ClientRequest.from(request).url(plan.uri()).headers((headers) -> {
 			headers.clear();
 			headers.putAll(captured.headers());
 			headers.setContentLength(bytes.length);

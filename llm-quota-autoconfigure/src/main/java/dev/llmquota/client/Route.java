@@ -1,0 +1,361 @@
+package dev.llmquota.client;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.llmquota.DurationText;
+import dev.llmquota.LlmQuota;
+import dev.llmquota.QuotaWaitTimeoutException;
+import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Headroom;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaPermit;
+import dev.llmquota.core.QuotaState;
+import dev.llmquota.provider.DialectId;
+
+/**
+ * One logical model over several provider entries ({@code llm.quota.routes.<name>}): each
+ * attempt of a call goes to the target whose admission is earliest across every bucket it
+ * would take, asked of the engine ({@link QuotaEngine#headroom}); ties go to the earlier
+ * target, so a provider's prompt cache keeps its calls. A target whose quota is spent, or
+ * that would make the call wait past its {@code max-wait}, is not chosen; a target with
+ * no known rate limit for the model (configured or learned from its headers) takes one
+ * call at a time until its headers tell its limits.
+ */
+public final class Route {
+
+	private final RouteSpec spec;
+
+	private final QuotaEngine engine;
+
+	private final List<Target> targets;
+
+	private final String prefix;
+
+	Route(RouteSpec spec, List<ProviderEntry> entries, QuotaEngine engine) {
+		this.spec = spec;
+		this.engine = engine;
+		List<Target> targets = new ArrayList<>();
+		for (int i = 0; i < entries.size(); i++) {
+			targets.add(new Target(spec.targets().get(i), entries.get(i)));
+		}
+		this.targets = List.copyOf(targets);
+		this.prefix = LlmQuota.route(spec.name());
+	}
+
+	/**
+	 * Returns the route's name.
+	 * @return the name
+	 */
+	public String name() {
+		return this.spec.name();
+	}
+
+	/**
+	 * Returns how long a primary may make a call wait before spill-over targets are
+	 * weighed.
+	 * @return the spill-after
+	 */
+	public Duration spillAfter() {
+		return this.spec.spillAfter();
+	}
+
+	/**
+	 * Returns the route's targets, in their configured order.
+	 * @return the targets
+	 */
+	public List<Target> targets() {
+		return this.targets;
+	}
+
+	/** Whether a URL addresses this route. */
+	boolean addresses(String url) {
+		return url.startsWith(this.prefix)
+				&& (url.length() == this.prefix.length() || "/?#".indexOf(url.charAt(this.prefix.length())) >= 0);
+	}
+
+	/** How soon a call that only a probe out holds back looks again. */
+	static final long PROBE_POLL_NANOS = 50_000_000L;
+
+	/**
+	 * The choice of an attempt's target.
+	 *
+	 * @param target the target, or {@code null} when only a probe out holds the call
+	 * back: then it looks again after {@code lookAgainNanos}
+	 * @param waitNanos how long the target would make it wait, as estimated
+	 * @param lookAgainNanos when to look again, without a target
+	 */
+	record Choice(Target target, long waitNanos, long lookAgainNanos) {
+
+	}
+
+	/**
+	 * Chooses the target of an attempt: the earliest to admit it, primaries first while
+	 * one admits it within {@code spill-after}.
+	 * @param call the call
+	 * @param leftNanos what is left of its {@code max-wait}
+	 * @return the choice
+	 * @throws QuotaWaitTimeoutException when no target can admit it within that
+	 */
+	Choice choose(RouteCall call, long leftNanos) {
+		Target primary = null;
+		Target best = null;
+		long primaryWait = Long.MAX_VALUE;
+		long bestWait = Long.MAX_VALUE;
+		StringBuilder why = new StringBuilder();
+		long soonest = Long.MAX_VALUE;
+		for (Target target : this.targets) {
+			CallPlan plan = call.planFor(target);
+			Pool pool = plan.pool();
+			Headroom headroom = this.engine.headroom(pool, plan.demand(), plan.priority());
+			long wait = headroom.waitNanos();
+			target.untrusted = !trusted(pool);
+			boolean probeOut = target.untrusted && target.probing();
+			if (probeOut && !headroom.never()) {
+				// free once its probe ends
+				wait = Math.max(wait, pool.latencyNanos());
+			}
+			String skipped = headroom.never() ? "quota spent (" + QuotaState.EXHAUSTED + ")"
+					: (wait > leftNanos)
+							? ((wait > headroom.waitNanos()) ? PROBING : headroom.binding()) + " for "
+									+ DurationText.of(Duration.ofNanos(wait)) + ", past the call's max-wait"
+							: probeOut ? PROBING : null;
+			target.skipped = skipped;
+			if (headroom.never() || wait > leftNanos) {
+				why.append((why.length() > 0) ? "; " : "").append(target).append(": ").append(skipped);
+				soonest = headroom.never() ? soonest : Math.min(soonest, wait);
+				continue;
+			}
+			if (!target.spillOver() && wait < primaryWait) {
+				primary = target;
+				primaryWait = wait;
+			}
+			if (wait < bestWait) {
+				best = target;
+				bestWait = wait;
+			}
+		}
+		Target chosen = (primary != null && primaryWait <= this.spec.spillAfter().toNanos()) ? primary : best;
+		if (chosen == null) {
+			throw new QuotaWaitTimeoutException("route " + name(), null, name(), null,
+					"every target of the route (" + why + ")", Duration.ofNanos(Math.max(0, leftNanos)),
+					(soonest == Long.MAX_VALUE) ? null : Duration.ofNanos(soonest));
+		}
+		long wait = (chosen == primary) ? primaryWait : bestWait;
+		if (chosen.untrusted && !chosen.takeProbe()) {
+			// the earliest is a target whose probe is out: look again soon
+			return new Choice(null, wait, Math.max(1, Math.min(PROBE_POLL_NANOS, wait)));
+		}
+		return new Choice(chosen, wait, 0);
+	}
+
+	private static final String PROBING = "probing: no known rate limit, one call at a time";
+
+	/**
+	 * Whether a pool has a rate limit, configured or learned, of its own or its entry's.
+	 */
+	private static boolean trusted(Pool pool) {
+		for (Dimension dimension : pool.limits().asMap().keySet()) {
+			if (dimension.kind() == Dimension.Kind.RATE) {
+				return true;
+			}
+		}
+		for (Dimension dimension : pool.account().limits().asMap().keySet()) {
+			if (dimension.kind() == Dimension.Kind.RATE) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Rewrites a URL addressing the route into the target's: the part after the route's
+	 * name is the operation ({@code /v1/chat/completions} or {@code /chat/completions},
+	 * {@code /v1/messages}), sent under the entry's base URL, or under Azure's deployment
+	 * with its api-version.
+	 */
+	URI uriFor(Target target, URI routed) {
+		String url = routed.toString();
+		String rest = url.substring(this.prefix.length());
+		String query = null;
+		int q = rest.indexOf('?');
+		if (q >= 0) {
+			query = rest.substring(q + 1);
+			rest = rest.substring(0, q);
+		}
+		if (rest.equals("/v1") || rest.startsWith("/v1/")) {
+			rest = rest.substring(3);
+		}
+		String base = target.entry.provider().baseUrl().toString();
+		base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+		if (target.entry.dialect().id() == DialectId.AZURE_OPENAI) {
+			String version = "api-version=" + target.spec.apiVersion();
+			if (query != null && (query.startsWith("api-version=") || query.contains("&api-version="))) {
+				version = null;
+			}
+			String joined = (query == null) ? version : (version == null) ? query : query + "&" + version;
+			return URI.create(base + "/openai/deployments/" + target.model() + rest + "?" + joined);
+		}
+		String versioned = base.endsWith("/v1") ? base : base + "/v1";
+		return URI.create(versioned + rest + ((query != null) ? "?" + query : ""));
+	}
+
+	@Override
+	public String toString() {
+		return "route '" + name() + "'";
+	}
+
+	/**
+	 * One place a route's calls go: a provider entry and the model there, with what the
+	 * endpoint shows of it.
+	 */
+	public final class Target {
+
+		private static final Object CHOSEN = new Object();
+
+		private final RouteSpec.Target spec;
+
+		private final ProviderEntry entry;
+
+		/** The probe of a target with no known limit: chosen, then its permit. */
+		private final AtomicReference<Object> probe = new AtomicReference<>();
+
+		private final AtomicLong taken = new AtomicLong();
+
+		/** Calls taken per second of the last minute, by second. */
+		private final long[] perSecond = new long[60];
+
+		private final long[] secondOf = new long[60];
+
+		private volatile String skipped;
+
+		private volatile boolean untrusted;
+
+		Target(RouteSpec.Target spec, ProviderEntry entry) {
+			this.spec = spec;
+			this.entry = entry;
+		}
+
+		/**
+		 * Returns the provider entry.
+		 * @return the entry
+		 */
+		public ProviderEntry entry() {
+			return this.entry;
+		}
+
+		/**
+		 * Returns the model there.
+		 * @return the model
+		 */
+		public String model() {
+			return this.spec.model();
+		}
+
+		/**
+		 * Returns whether the target is a spill-over.
+		 * @return whether it is
+		 */
+		public boolean spillOver() {
+			return this.spec.spillOver();
+		}
+
+		/**
+		 * Returns the target's pool.
+		 * @return the pool
+		 */
+		public Pool pool() {
+			return Route.this.engine.pool(this.entry.provider().id(), model());
+		}
+
+		/**
+		 * Returns why the last choice passed this target over, or {@code null}.
+		 * @return the reason
+		 */
+		public String skipped() {
+			return this.skipped;
+		}
+
+		/**
+		 * Returns whether the target takes one call at a time, having no known rate
+		 * limit.
+		 * @return whether it is probed
+		 */
+		public boolean probed() {
+			return this.untrusted;
+		}
+
+		/**
+		 * Returns how many attempts went to this target since start.
+		 * @return the count
+		 */
+		public long taken() {
+			return this.taken.get();
+		}
+
+		/**
+		 * Returns how many attempts went to this target in the last minute.
+		 * @return the count
+		 */
+		public synchronized long takenLastMinute() {
+			long second = second();
+			long sum = 0;
+			for (int i = 0; i < 60; i++) {
+				if (second - this.secondOf[i] < 60) {
+					sum += this.perSecond[i];
+				}
+			}
+			return sum;
+		}
+
+		/** An attempt was admitted here. */
+		void took(QuotaPermit permit) {
+			this.taken.incrementAndGet();
+			synchronized (this) {
+				long second = second();
+				int slot = (int) Math.floorMod(second, 60L);
+				if (this.secondOf[slot] != second) {
+					this.secondOf[slot] = second;
+					this.perSecond[slot] = 0;
+				}
+				this.perSecond[slot]++;
+			}
+			this.probe.compareAndSet(CHOSEN, permit);
+		}
+
+		/** An attempt chosen here was not admitted: a probe it held is free again. */
+		void notTaken() {
+			this.probe.compareAndSet(CHOSEN, null);
+		}
+
+		/** Whether a probe is out: chosen, or admitted and not ended. */
+		private boolean probing() {
+			Object current = this.probe.get();
+			if (current instanceof QuotaPermit permit && permit.isReleased()) {
+				this.probe.compareAndSet(current, null);
+				return false;
+			}
+			return current != null;
+		}
+
+		private boolean takeProbe() {
+			return !probing() && this.probe.compareAndSet(null, CHOSEN);
+		}
+
+		private long second() {
+			return Route.this.engine.clock().nanoTime() / 1_000_000_000L;
+		}
+
+		@Override
+		public String toString() {
+			return this.entry.provider().id() + "/" + model();
+		}
+
+	}
+
+}

@@ -1,0 +1,132 @@
+package dev.llmquota.client;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.function.Function;
+
+import dev.llmquota.LlmQuota;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaPermit;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * One call addressed to a {@link Route}: the request read once, and its plan for each
+ * target the route weighs (the target's URL, the model in the body, its pool and demand),
+ * made when first weighed. Each attempt chooses its target at admission; the attempt then
+ * follows the target's plan.
+ */
+final class RouteCall {
+
+	private static final JsonMapper mapper = JsonMapper.shared();
+
+	private final Route route;
+
+	private final Planner planner;
+
+	private final JsonNode json;
+
+	private final byte[] body;
+
+	private final URI uri;
+
+	private final Function<String, Object> attributes;
+
+	private final CallPlan[] plans;
+
+	/** The target of the attempt admitted last. */
+	private volatile Route.Target current;
+
+	/** Makes one target's plan from its request, as any call's. */
+	interface Planner {
+
+		CallPlan plan(ProviderEntry entry, JsonNode json, URI uri, byte[] body, Function<String, Object> attributes);
+
+	}
+
+	RouteCall(Route route, Planner planner, JsonNode json, byte[] body, URI uri, Function<String, Object> attributes) {
+		this.route = route;
+		this.planner = planner;
+		this.json = json;
+		this.body = body;
+		this.uri = uri;
+		// the target names the model, not the caller
+		this.attributes = (name) -> LlmQuota.MODEL.equals(name) ? null : attributes.apply(name);
+		this.plans = new CallPlan[route.targets().size()];
+	}
+
+	Route route() {
+		return this.route;
+	}
+
+	/** The call's plan on a target; the request is rewritten for it once. */
+	synchronized CallPlan planFor(Route.Target target) {
+		int index = this.route.targets().indexOf(target);
+		CallPlan plan = this.plans[index];
+		if (plan == null) {
+			JsonNode json = this.json;
+			byte[] body = this.body;
+			JsonNode named = (json != null) ? json.get("model") : null;
+			boolean same = named != null && named.isString() && target.model().equals(named.asString());
+			if (json instanceof ObjectNode object && !same) {
+				// re-encoded only when the model changes
+				ObjectNode copy = object.deepCopy();
+				copy.put("model", target.model());
+				json = copy;
+				body = mapper.writeValueAsBytes(copy);
+			}
+			plan = this.planner.plan(target.entry(), json, this.route.uriFor(target, this.uri), body, this.attributes);
+			plan = plan.on(this);
+			this.plans[index] = plan;
+		}
+		return plan;
+	}
+
+	/**
+	 * Chooses an attempt's target and waits for its admission there, within what is left
+	 * of the call's {@code max-wait}.
+	 */
+	Mono<QuotaPermit> admit(QuotaEngine engine, long deadline) {
+		return Mono.defer(() -> {
+			long left = Math.max(0, deadline - engine.clock().nanoTime());
+			Route.Choice choice = this.route.choose(this, left);
+			for (int tries = 1; choice.target() != null && choice.waitNanos() == 0; tries++) {
+				CallPlan plan = planFor(choice.target());
+				QuotaPermit now = engine.tryAcquire(plan.pool(), plan.demand(), plan.priority());
+				if (now != null) {
+					took(choice.target(), now);
+					return Mono.just(now);
+				}
+				if (tries > this.route.targets().size()) {
+					break;
+				}
+				// another call took the room first: choose again, from the books as they
+				// are
+				choice.target().notTaken();
+				choice = this.route.choose(this, left);
+			}
+			if (choice.target() == null) {
+				return Mono.delay(Duration.ofNanos(choice.lookAgainNanos())).then(admit(engine, deadline));
+			}
+			Route.Target target = choice.target();
+			CallPlan plan = planFor(target);
+			return engine.acquire(plan.pool(), plan.demand(), plan.priority(), Duration.ofNanos(left))
+				.doOnNext((permit) -> took(target, permit))
+				.doOnError((ex) -> target.notTaken())
+				.doOnCancel(target::notTaken);
+		});
+	}
+
+	private void took(Route.Target target, QuotaPermit permit) {
+		this.current = target;
+		target.took(permit);
+	}
+
+	/** The plan of the attempt just admitted. */
+	CallPlan admitted() {
+		return planFor(this.current);
+	}
+
+}

@@ -1,0 +1,393 @@
+package dev.llmquota.client;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import dev.llmquota.LlmQuota;
+import dev.llmquota.QuotaWaitTimeoutException;
+import dev.llmquota.autoconfigure.InvalidQuotaPropertyException;
+import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
+import dev.llmquota.core.ManualClock;
+import dev.llmquota.core.QuotaClock;
+import dev.llmquota.test.simulator.Fault;
+import dev.llmquota.test.simulator.ProviderSimulator;
+import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
+import dev.llmquota.test.simulator.RequestRecord;
+import io.micrometer.core.instrument.MeterRegistry;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.function.client.WebClientResponseException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Routes ({@code llm.quota.routes.<name>}): one logical model over several provider
+ * entries, each served by a simulator of its own account, each call sent to the target
+ * whose admission is earliest, as WebClient, RestClient and OkHttp address it.
+ */
+class RoutesTests {
+
+	private static final String CHAT = "/v1/chat/completions";
+
+	private final List<AutoCloseable> closing = new ArrayList<>();
+
+	@AfterEach
+	void close() throws Exception {
+		for (int i = this.closing.size() - 1; i >= 0; i--) {
+			this.closing.get(i).close();
+		}
+	}
+
+	@Test
+	void callsSpreadOverTheTargetsEachWithItsOwnKeySoThatNoneIsRefused() {
+		// two Azure regions and OpenAI direct as a spill-over, each refusing a key not
+		// its own
+		ProviderSimulator east = simulator(
+				(sim) -> sim.model("gpt4o-east", (l) -> l.requestsPerMinute(20)).requireHeader("api-key", "east-key"));
+		ProviderSimulator sweden = simulator(
+				(sim) -> sim.model("gpt4o-se", (l) -> l.requestsPerMinute(40)).requireHeader("api-key", "sweden-key"));
+		ProviderSimulator openai = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(10))
+			.requireHeader("Authorization", "Bearer openai-key"));
+		GovernedApp app = web(
+				entry("east", east, "azure-openai", "headers.api-key=east-key",
+						"models.gpt4o-east.requests-per-minute=20"),
+				entry("sweden", sweden, "azure-openai", "headers.api-key=sweden-key",
+						"models.gpt4o-se.requests-per-minute=40"),
+				entry("openai", openai, "openai", "headers.Authorization=Bearer openai-key",
+						"models.gpt-4o.requests-per-minute=10"),
+				target(0, "east", "gpt4o-east"), target(1, "sweden", "gpt4o-se"), target(2, "openai", "gpt-4o"),
+				"llm.quota.routes.gpt4o.targets[2].spill-over=true");
+		// 65 calls at once: the two primaries hold 60 a minute, the spill-over takes the
+		// rest
+		List<String> answers = Flux.range(0, 65)
+			.flatMap((i) -> app.webClient()
+				.post()
+				.uri(LlmQuota.route("gpt4o") + CHAT)
+				.contentType(MediaType.APPLICATION_JSON)
+				.attribute(LlmQuota.MAX_WAIT, Duration.ofSeconds(2))
+				.bodyValue(body("gpt-4o", false))
+				.retrieve()
+				.bodyToMono(String.class), 65)
+			.collectList()
+			.block(Duration.ofSeconds(60));
+		assertThat(answers).hasSize(65);
+		for (ProviderSimulator simulator : List.of(east, sweden, openai)) {
+			assertThat(simulator.requestLog().refused()).as("refused by a target").isEmpty();
+		}
+		int spilled = openai.requestLog().size();
+		assertThat(east.requestLog().size()).isLessThanOrEqualTo(20);
+		assertThat(sweden.requestLog().size()).isLessThanOrEqualTo(40);
+		assertThat(spilled).as("calls spilled to OpenAI direct").isBetween(1, 5);
+		// (a simulator logs a call as it ends, which may be just after its caller has it)
+		assertThat(east.requestLog().size() + sweden.requestLog().size() + spilled).isLessThanOrEqualTo(65);
+		// each body names the model there
+		assertThat(openai.requestLog().records()).extracting(RequestRecord::model).containsOnly("gpt-4o");
+		assertThat(east.requestLog().records()).extracting(RequestRecord::model).containsOnly("gpt4o-east");
+		// the endpoint shows each target's share and why it was passed over; meters count
+		List<Long> taken = taken(app);
+		assertThat(taken.get(2)).as("spilled").isBetween(1L, 5L);
+		JsonNode route = JsonMapper.shared()
+			.readTree(WebClient.create(app.serverUrl())
+				.get()
+				.uri("/actuator/llmquota")
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(Duration.ofSeconds(10)))
+			.path("routes")
+			.path(0);
+		assertThat(route.path("name").asString()).isEqualTo("gpt4o");
+		assertThat(route.path("url").asString()).isEqualTo("http://llm-quota.invalid/routes/gpt4o");
+		JsonNode spill = route.path("targets").path(2);
+		assertThat(spill.path("provider").asString()).isEqualTo("openai");
+		assertThat(spill.path("spillOver").asBoolean()).isTrue();
+		assertThat(spill.path("callsLastMinute").asLong()).isEqualTo(taken.get(2));
+		double shares = 0;
+		for (JsonNode target : route.path("targets")) {
+			shares += target.path("shareLastMinute").asDouble();
+		}
+		assertThat(shares).isCloseTo(1.0, org.assertj.core.data.Offset.offset(0.01));
+		assertThat(route.path("targets").path(0).path("skipped").asString()).contains("pool requests-per-minute");
+		assertThat(app.context()
+			.getBean(MeterRegistry.class)
+			.get("llm.quota.route.calls")
+			.tags("route", "gpt4o", "target", "openai/gpt-4o")
+			.functionCounter()
+			.count()).isEqualTo(taken.get(2).doubleValue());
+	}
+
+	@Test
+	void aSpentTargetIsLeftAndProbedLater() {
+		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		ProviderSimulator second = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		GovernedApp app = track(GovernedApp.startWith(ClockConfiguration.class,
+				join(entry("first", first, "openai", "models.gpt-4o.requests-per-minute=600"),
+						entry("second", second, "openai", "models.gpt-4o.requests-per-minute=600"),
+						target(0, "first", "gpt-4o"), target(1, "second", "gpt-4o"),
+						"llm.quota.retry.exhausted-probe-interval=1m")
+					.toArray(String[]::new)));
+		ManualClock clock = ClockConfiguration.CLOCK;
+		assertThat(app.context().getBean(QuotaClock.class)).isSameAs(clock);
+		// ties go to the first target
+		restCall(app);
+		assertThat(taken(app)).containsExactly(1L, 0L);
+		first.exhausted(true);
+		// the spent target refuses once; the call moves on without a retry of its own
+		restCall(app);
+		assertThat(first.requestLog().refused()).hasSize(1);
+		assertThat(taken(app)).containsExactly(2L, 1L);
+		for (int i = 0; i < 3; i++) {
+			restCall(app);
+		}
+		assertThat(taken(app)).as("left while spent").containsExactly(2L, 4L);
+		assertThat(app.context().getBean(LlmQuotaCalls.class).routes().get(0).targets().get(0).skipped())
+			.contains("quota spent");
+		// credit added: the probe, once its interval passed, finds the quota back
+		first.exhausted(false);
+		clock.advance(Duration.ofMinutes(1));
+		restCall(app);
+		restCall(app);
+		assertThat(taken(app)).as("probed, then preferred again").containsExactly(4L, 4L);
+		assertThat(first.requestLog().refused()).hasSize(1);
+	}
+
+	@Test
+	void aTargetWithNoKnownLimitGetsOneCallAtATime() throws Exception {
+		ProviderSimulator known = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(5)));
+		// a region with no quota configured here and none in its headers: it allows one
+		// at a
+		// time, and refuses a second
+		ProviderSimulator unknown = simulator((sim) -> sim.model("gpt-4o", (l) -> l.concurrentRequests(1))
+			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(30))));
+		GovernedApp app = app(entry("known", known, "openai", "models.gpt-4o.requests-per-minute=5"),
+				entry("unknown", unknown, "openai"), target(0, "known", "gpt-4o"), target(1, "unknown", "gpt-4o"));
+		OkHttpClient okHttp = new OkHttpClient.Builder()
+			.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
+			.build();
+		List<Integer> statuses = Flux.range(0, 10).flatMap((i) -> Mono.fromCallable(() -> {
+			try (Response response = okHttp
+				.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + CHAT)
+					.post(RequestBody.create(body("gpt-4o", false), okhttp3.MediaType.get("application/json")))
+					.build())
+				.execute()) {
+				return response.code();
+			}
+		}).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()), 10).collectList().block();
+		assertThat(statuses).hasSize(10).containsOnly(200);
+		assertThat(taken(app)).containsExactly(5L, 5L);
+		assertThat(unknown.requestLog().refused()).as("a second call at once would be refused").isEmpty();
+	}
+
+	@Test
+	void aRateLimitedTargetIsLeftForTheOneFreeFirst() {
+		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		ProviderSimulator second = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		GovernedApp app = app(entry("first", first, "openai", "models.gpt-4o.requests-per-minute=600"),
+				entry("second", second, "openai", "models.gpt-4o.requests-per-minute=600"),
+				target(0, "first", "gpt-4o"), target(1, "second", "gpt-4o"));
+		restCall(app);
+		// the first account refuses the next call, to be tried again in 20 s
+		first.faults().rateLimitWait(Duration.ofSeconds(20)).next(Fault.RATE_LIMITED);
+		long start = System.nanoTime();
+		restCall(app);
+		restCall(app);
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not waited out").isLessThan(Duration.ofSeconds(10));
+		assertThat(first.requestLog().refused()).hasSize(1);
+		assertThat(taken(app)).as("left while its penalty holds").containsExactly(2L, 2L);
+	}
+
+	@Test
+	void aStreamStaysOnItsTargetAndChargesItsUsageThere() {
+		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.tokensPerMinute(100_000)));
+		ProviderSimulator second = simulator((sim) -> sim.model("gpt-4o", (l) -> l.tokensPerMinute(100_000)));
+		GovernedApp app = app(entry("first", first, "openai", "models.gpt-4o.tokens-per-minute=100000"),
+				entry("second", second, "openai", "models.gpt-4o.tokens-per-minute=100000"),
+				target(0, "first", "gpt-4o"), target(1, "second", "gpt-4o"));
+		List<String> chunks = app.webClient()
+			.post()
+			.uri(LlmQuota.route("gpt4o") + CHAT)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body("gpt-4o", true))
+			.retrieve()
+			.bodyToFlux(String.class)
+			.collectList()
+			.block(Duration.ofSeconds(30));
+		assertThat(chunks).isNotEmpty();
+		assertThat(taken(app)).containsExactly(1L, 0L);
+		assertThat(first.requestLog().refused()).isEmpty();
+		assertThat(app.engine().pool("first", "gpt-4o").stats().billedOutput()).as("usage charged where it was served")
+			.isPositive();
+		assertThat(app.engine().pool("second", "gpt-4o").stats().billedOutput()).isZero();
+	}
+
+	@Test
+	void whenNoTargetCanAdmitTheCallTheExceptionNamesTheRouteAndEachTargetsBinding() {
+		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		ProviderSimulator second = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		GovernedApp app = app(entry("first", first, "openai", "models.gpt-4o.requests-per-minute=1"),
+				entry("second", second, "openai", "models.gpt-4o.requests-per-minute=1"), target(0, "first", "gpt-4o"),
+				target(1, "second", "gpt-4o"));
+		restCall(app);
+		restCall(app);
+		assertThatThrownBy(() -> app.webClient()
+			.post()
+			.uri(LlmQuota.route("gpt4o") + CHAT)
+			.contentType(MediaType.APPLICATION_JSON)
+			.attribute(LlmQuota.MAX_WAIT, Duration.ofMillis(100))
+			.bodyValue(body("gpt-4o", false))
+			.retrieve()
+			.bodyToMono(String.class)
+			.block(Duration.ofSeconds(30))).isInstanceOf(QuotaWaitTimeoutException.class)
+			.hasMessageContaining("route gpt4o")
+			.hasMessageContaining("first/gpt-4o: pool requests-per-minute")
+			.hasMessageContaining("second/gpt-4o: pool requests-per-minute");
+		assertThat(taken(app)).containsExactly(1L, 1L);
+	}
+
+	@Test
+	void aRouteLlmQuotaCannotServeStopsStartUpNamingTheProperty() {
+		ProviderSimulator simulator = simulator((sim) -> {
+		});
+		Map<List<String>, String> mistakes = Map.of(
+				join(entry("openai", simulator, "openai"), entry("anthropic", simulator, "anthropic"),
+						target(0, "openai", "gpt-4o"), target(1, "anthropic", "claude")),
+				"llm.quota.routes.gpt4o.targets[1].provider",
+				join(entry("bedrock", simulator, "bedrock"), target(0, "bedrock", "model")),
+				"llm.quota.routes.gpt4o.targets[0].provider",
+				join(entry("openai", simulator, "openai"), target(0, "nowhere", "gpt-4o")),
+				"llm.quota.routes.gpt4o.targets[0].provider",
+				join(entry("openai", simulator, "openai"), target(0, "openai", "gpt-4o"),
+						"llm.quota.routes.gpt4o.targets[0].spill-over=true"),
+				"llm.quota.routes.gpt4o.targets",
+				// Ollama's OpenAI-compatible API sends no rate-limit headers: its limits
+				// must
+				// be configured
+				join(List.of("llm.quota.providers.local.base-url=http://127.0.0.1:11434/v1",
+						"llm.quota.providers.local.dialect=openai"), target(0, "local", "llama3")),
+				"llm.quota.routes.gpt4o.targets[0].provider");
+		mistakes.forEach((properties,
+				property) -> assertThatThrownBy(() -> GovernedApp.start(properties.toArray(String[]::new)).close())
+					.satisfies((failure) -> {
+						Throwable cause = failure;
+						while (cause != null && !(cause instanceof InvalidQuotaPropertyException)) {
+							cause = cause.getCause();
+						}
+						assertThat(cause).as(property).isInstanceOf(InvalidQuotaPropertyException.class);
+						assertThat(((InvalidQuotaPropertyException) cause).getProperty()).isEqualTo(property);
+					}));
+	}
+
+	/** The attempts each target of the route took, in order. */
+	private static List<Long> taken(GovernedApp app) {
+		return app.context()
+			.getBean(LlmQuotaCalls.class)
+			.routes()
+			.get(0)
+			.targets()
+			.stream()
+			.map(Route.Target::taken)
+			.toList();
+	}
+
+	private void restCall(GovernedApp app) {
+		try {
+			app.restClient()
+				.post()
+				.uri(LlmQuota.route("gpt4o") + CHAT)
+				.contentType(MediaType.APPLICATION_JSON)
+				.body(body("gpt-4o", false))
+				.retrieve()
+				.body(String.class);
+		}
+		catch (WebClientResponseException ex) {
+			throw new AssertionError(ex.getResponseBodyAsString(), ex);
+		}
+	}
+
+	private ProviderSimulator simulator(Consumer<ProviderSimulatorBuilder> configure) {
+		ProviderSimulatorBuilder builder = ProviderSimulator.builder();
+		configure.accept(builder);
+		return track(builder.start());
+	}
+
+	private <T extends AutoCloseable> T track(T closeable) {
+		this.closing.add(closeable);
+		return closeable;
+	}
+
+	private GovernedApp web(Object... properties) {
+		return track(GovernedApp.startWeb(
+				join(join(properties), "management.endpoints.web.exposure.include=llmquota").toArray(String[]::new)));
+	}
+
+	private GovernedApp app(Object... properties) {
+		return track(GovernedApp.start(join(properties).toArray(String[]::new)));
+	}
+
+	/** A provider entry of one account: its simulator, dialect and settings. */
+	private static List<String> entry(String id, ProviderSimulator simulator, String dialect, String... settings) {
+		String prefix = "llm.quota.providers." + id + ".";
+		List<String> properties = new ArrayList<>(
+				List.of(prefix + "base-url=" + simulator.baseUrl(), prefix + "dialect=" + dialect,
+						prefix + "burst-window=60s", prefix + "in-flight-gate=false", "llm.quota.headroom=1.0"));
+		for (String setting : settings) {
+			properties.add(prefix + setting);
+		}
+		return properties;
+	}
+
+	/** A target of the route {@code gpt4o}. */
+	private static List<String> target(int index, String provider, String model) {
+		String prefix = "llm.quota.routes.gpt4o.targets[" + index + "].";
+		return List.of(prefix + "provider=" + provider, prefix + "model=" + model);
+	}
+
+	/** Properties and lists of them, in one list. */
+	private static List<String> join(Object... parts) {
+		List<String> all = new ArrayList<>();
+		for (Object part : parts) {
+			if (part instanceof List<?> list) {
+				list.forEach((item) -> all.add(item.toString()));
+			}
+			else {
+				all.add(part.toString());
+			}
+		}
+		return all;
+	}
+
+	private static String body(String model, boolean stream) {
+		return JsonMapper.shared()
+			.writeValueAsString(Map.of("model", model, "max_tokens", 10, "stream", stream, "messages",
+					List.of(Map.of("role", "user", "content", "Say ok."))));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ClockConfiguration {
+
+		static final ManualClock CLOCK = new ManualClock();
+
+		@Bean
+		QuotaClock llmQuotaClock() {
+			return CLOCK;
+		}
+
+	}
+
+}

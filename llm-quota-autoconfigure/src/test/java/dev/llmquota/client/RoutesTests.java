@@ -213,6 +213,60 @@ class RoutesTests {
 	}
 
 	@Test
+	void eachTargetsCredentialsReachOnlyThatTarget() throws Exception {
+		// east refuses for 30 s; the call moves to openai, which must not see east's key
+		List<Map<String, String>> eastSaw = new java.util.concurrent.CopyOnWriteArrayList<>();
+		List<Map<String, String>> openaiSaw = new java.util.concurrent.CopyOnWriteArrayList<>();
+		com.sun.net.httpserver.HttpServer east = server(eastSaw, 429, "{\"error\":{\"code\":\"429\"}}");
+		com.sun.net.httpserver.HttpServer openai = server(openaiSaw, 200,
+				"{\"id\":\"x\",\"object\":\"chat.completion\",\"model\":\"gpt-4o\",\"choices\":[],"
+						+ "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}");
+		String eastUrl = "http://127.0.0.1:" + east.getAddress().getPort();
+		String openaiUrl = "http://127.0.0.1:" + openai.getAddress().getPort();
+		GovernedApp app = app("llm.quota.providers.east.base-url=" + eastUrl,
+				"llm.quota.providers.east.dialect=azure-openai", "llm.quota.providers.east.headers.api-key=east-key",
+				"llm.quota.providers.east.models.gpt4o-east.requests-per-minute=600",
+				"llm.quota.providers.openai.base-url=" + openaiUrl, "llm.quota.providers.openai.dialect=openai",
+				"llm.quota.providers.openai.headers.Authorization=Bearer openai-key",
+				"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600", target(0, "east", "gpt4o-east"),
+				target(1, "openai", "gpt-4o"));
+		restCall(app);
+		assertThat(eastSaw).singleElement().satisfies((headers) -> {
+			assertThat(headers).containsEntry("api-key", "east-key").doesNotContainKey("authorization");
+			assertThat(headers.get("path"))
+				.isEqualTo("/openai/deployments/gpt4o-east/chat/completions?api-version=2024-10-21");
+		});
+		assertThat(openaiSaw).singleElement().satisfies((headers) -> {
+			assertThat(headers).containsEntry("authorization", "Bearer openai-key").doesNotContainKey("api-key");
+			assertThat(headers.get("path")).isEqualTo("/v1/chat/completions");
+		});
+	}
+
+	/** A provider answering every call alike, noting each call's path and headers. */
+	private com.sun.net.httpserver.HttpServer server(List<Map<String, String>> saw, int status, String answer)
+			throws java.io.IOException {
+		com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer
+			.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+		server.createContext("/", (exchange) -> {
+			exchange.getRequestBody().readAllBytes();
+			Map<String, String> headers = new java.util.HashMap<>();
+			exchange.getRequestHeaders()
+				.forEach((name, values) -> headers.put(name.toLowerCase(java.util.Locale.ROOT), values.get(0)));
+			headers.put("path", exchange.getRequestURI().toString());
+			saw.add(headers);
+			byte[] bytes = answer.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+			exchange.getResponseHeaders().set("Content-Type", "application/json");
+			exchange.getResponseHeaders().set("retry-after", "30");
+			exchange.sendResponseHeaders(status, bytes.length);
+			exchange.getResponseBody().write(bytes);
+			exchange.close();
+		});
+		server.start();
+		this.closing.add(() -> server.stop(0));
+		return server;
+	}
+
+	@Test
 	void aStreamStaysOnItsTargetAndChargesItsUsageThere() {
 		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.tokensPerMinute(100_000)));
 		ProviderSimulator second = simulator((sim) -> sim.model("gpt-4o", (l) -> l.tokensPerMinute(100_000)));

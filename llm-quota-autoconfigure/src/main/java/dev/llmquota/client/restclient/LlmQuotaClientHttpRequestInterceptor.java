@@ -113,21 +113,31 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 
 	/**
 	 * The request of one attempt: the entry's credentials, the body's length if llm-quota
-	 * changed it, and a route's target's URL.
+	 * changed it; a route's attempt goes to its target's URL with headers of its own, so
+	 * one target's credentials never reach another.
 	 */
 	private static HttpRequest attempt(HttpRequest request, byte[] body, CallPlan attempt) {
-		attempt.entry().credentials().applyTo(request.getHeaders()::set);
-		if (attempt.body() != body) {
-			request.getHeaders().setContentLength(attempt.body().length);
-		}
-		if (attempt.uri().equals(request.getURI())) {
+		if (!attempt.routed()) {
+			attempt.entry().credentials().applyTo(request.getHeaders()::set);
+			if (attempt.body() != body) {
+				request.getHeaders().setContentLength(attempt.body().length);
+			}
 			return request;
 		}
+		HttpHeaders headers = new HttpHeaders();
+		headers.addAll(request.getHeaders());
+		attempt.entry().credentials().applyTo(headers::set);
+		headers.setContentLength(attempt.body().length);
 		return new HttpRequestWrapper(request) {
 
 			@Override
 			public URI getURI() {
 				return attempt.uri();
+			}
+
+			@Override
+			public HttpHeaders getHeaders() {
+				return headers;
 			}
 
 		};

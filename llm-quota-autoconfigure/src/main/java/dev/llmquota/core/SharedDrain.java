@@ -68,7 +68,8 @@ final class SharedDrain extends QueueBooks implements Drain {
 	 */
 	/**
 	 * From this replica's view of the shared books: what the store told the calls of the
-	 * pool waiting here (their {@code readyAt}); a pool nobody waits on looks free.
+	 * pool waiting here (their {@code readyAt}) and when the calls it booked ahead start;
+	 * a pool with none looks free.
 	 */
 	@Override
 	public Headroom headroom(Waiter probe, List<Waiter> ahead, long now, Instant wallNow) {
@@ -77,6 +78,12 @@ final class SharedDrain extends QueueBooks implements Drain {
 		for (Waiter waiter : ahead) {
 			if (waiter.readyAt() - now > bucketWait) {
 				bucketWait = waiter.readyAt() - now;
+				last = waiter;
+			}
+		}
+		for (Waiter waiter : this.scheduled) {
+			if (waiter.pool == probe.pool && waiter.booking().start() - now > bucketWait) {
+				bucketWait = waiter.booking().start() - now;
 				last = waiter;
 			}
 		}

@@ -349,6 +349,11 @@ final class Waiter implements Admission.Call {
 		}
 	}
 
+	/** The booking of a call booked ahead. */
+	Booking.Booked booking() {
+		return this.booked;
+	}
+
 	/** Its start time came: the timer that fired is done. Returns its booking. */
 	Booking.Booked started() {
 		this.startTimer = null;

@@ -111,6 +111,79 @@ class RedisReplicasTests {
 	}
 
 	@Test
+	void twoReplicasOnARouteSpreadOverItsTargetsFromTheSharedBooks() {
+		// two deployments of 600 requests a minute each (10 a second), offered 1.5 times
+		// their sum by two replicas through one route
+		List<ProviderSimulator> deployments = new ArrayList<>();
+		List<String> properties = new ArrayList<>(
+				List.of("llm.quota.backend=redis", "llm.quota.headroom=1.0", "llm.quota.max-wait=30s",
+						"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + EmbeddedRedis.shared().port()));
+		for (int i = 0; i < 2; i++) {
+			ProviderSimulator deployment = simulator((sim) -> sim.window(Duration.ofSeconds(10))
+				.model(MODEL, (limits) -> limits.requestsPerMinute(600))
+				.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(20)).fixedOutputTokens(5)));
+			deployments.add(deployment);
+			String entry = "llm.quota.providers." + this.provider + "-" + i + ".";
+			properties.addAll(List.of(entry + "base-url=" + deployment.baseUrl(), entry + "dialect=openai",
+					entry + "models.test-model.requests-per-minute=600",
+					"llm.quota.routes.r.targets[" + i + "].provider=" + this.provider + "-" + i,
+					"llm.quota.routes.r.targets[" + i + "].model=" + MODEL));
+		}
+		List<GovernedApp> replicas = new ArrayList<>();
+		for (int i = 0; i < 2; i++) {
+			GovernedApp replica = GovernedApp.start(properties.toArray(String[]::new));
+			this.resources.add(replica);
+			replicas.add(replica);
+		}
+		Duration run = Duration.ofSeconds(5);
+		ConcurrentLinkedQueue<Long> completions = new ConcurrentLinkedQueue<>();
+		ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+		List<Disposable> load = new ArrayList<>();
+		long start = System.nanoTime();
+		for (GovernedApp replica : replicas) {
+			WebClient client = replica.webClient();
+			load.add(Flux.interval(Duration.ofMillis(1_000 / 15))
+				.take(run)
+				.flatMap((i) -> client.post()
+					.uri(dev.llmquota.LlmQuota.route("r") + DIALECT.path(MODEL, false))
+					.contentType(MediaType.APPLICATION_JSON)
+					.bodyValue(DIALECT.body(MODEL, 50, false, "Summarise this."))
+					.retrieve()
+					.bodyToMono(String.class)
+					.doOnNext((body) -> completions.add(System.nanoTime()))
+					.onErrorResume((ex) -> {
+						failures.add(ex);
+						return Mono.empty();
+					}), 1_000)
+				.subscribe());
+		}
+		await().atMost(PATIENCE).until(() -> System.nanoTime() - start > run.toNanos());
+		load.forEach(Disposable::dispose);
+		for (ProviderSimulator deployment : deployments) {
+			assertThat(deployment.requestLog().refused()).as("provider refusals").isEmpty();
+		}
+		assertThat(failures).as("failed calls").isEmpty();
+		for (GovernedApp replica : replicas) {
+			List<Long> taken = replica.context()
+				.getBean(LlmQuotaCalls.class)
+				.routes()
+				.get(0)
+				.targets()
+				.stream()
+				.map((target) -> target.taken())
+				.toList();
+			long all = taken.stream().mapToLong(Long::longValue).sum();
+			assertThat(taken).as("each replica's attempts per deployment")
+				.allSatisfy((count) -> assertThat(count).isGreaterThanOrEqualTo(all / 3));
+		}
+		// past the initial burst, together they complete at least 80% of the 20 a second
+		long from = start + Duration.ofSeconds(2).toNanos();
+		long to = start + run.toNanos();
+		long steady = completions.stream().filter((at) -> at >= from && at < to).count();
+		assertThat(steady / ((to - from) / 1e9)).as("completed calls per second").isGreaterThanOrEqualTo(0.8 * 20);
+	}
+
+	@Test
 	void aReplicaThatDiesMidCallGivesItsSlotBackWhenItsLeaseExpires() {
 		// Streams of 100 tokens, 100 ms apart: a call stays in flight for ten seconds.
 		ProviderSimulator simulator = simulator(

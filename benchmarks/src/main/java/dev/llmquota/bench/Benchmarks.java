@@ -6,7 +6,8 @@ import java.time.Duration;
 /**
  * Runs one part of the benchmarks: {@code goodput} (part 1), {@code admission} (part 2),
  * {@code filter} and {@code profile} (what the filter adds to a call, and where its CPU
- * goes) or {@code redis} (part 3). Results go to {@code benchmarks/results/}.
+ * goes), {@code redis} (part 3) or {@code routes} (a route over three deployments against
+ * LiteLLM's defaults). Results go to {@code benchmarks/results/}.
  */
 public final class Benchmarks {
 
@@ -22,9 +23,11 @@ public final class Benchmarks {
 			case "admission" -> AdmissionBenchmark.run(results);
 			case "filter" -> FilterOverheadBenchmark.run(results);
 			case "redis" -> RedisBenchmark.run(results);
+			case "routes" -> RouteBenchmark.run(Duration.ofSeconds(Long.getLong("seconds", 60)),
+					Integer.getInteger("rounds", 3), results);
 			case "profile" -> GovernedPathProfile.run(results);
 			default -> throw new IllegalArgumentException(
-					"Unknown part '" + part + "': goodput, admission, filter, profile or redis");
+					"Unknown part '" + part + "': goodput, admission, filter, profile, redis or routes");
 		}
 		System.exit(0);
 	}

@@ -126,6 +126,8 @@ public final class Route {
 									+ DurationText.of(Duration.ofNanos(wait)) + ", past the call's max-wait"
 							: probeOut ? PROBING : null;
 			target.skipped = skipped;
+			target.lastWait = wait;
+			target.lastBinding = (wait > headroom.waitNanos()) ? PROBING : headroom.binding();
 			if (headroom.never() || wait > leftNanos) {
 				why.append((why.length() > 0) ? "; " : "").append(target).append(": ").append(skipped);
 				soonest = headroom.never() ? soonest : Math.min(soonest, wait);
@@ -147,6 +149,12 @@ public final class Route {
 					(soonest == Long.MAX_VALUE) ? null : Duration.ofNanos(soonest));
 		}
 		long wait = (chosen == primary) ? primaryWait : bestWait;
+		for (Target target : this.targets) {
+			if (target != chosen && target.skipped == null && target.lastWait > wait) {
+				// passed over for one that admits sooner
+				target.skipped = target.lastBinding + " for " + DurationText.of(Duration.ofNanos(target.lastWait));
+			}
+		}
 		if (chosen.untrusted && !chosen.takeProbe()) {
 			// the earliest is a target whose probe is out: look again soon
 			return new Choice(null, wait, Math.max(1, Math.min(PROBE_POLL_NANOS, wait)));
@@ -234,6 +242,14 @@ public final class Route {
 
 		private volatile String skipped;
 
+		/**
+		 * The last choice's estimate of its wait, and what set it; of the choosing
+		 * thread.
+		 */
+		private volatile long lastWait;
+
+		private volatile String lastBinding;
+
 		private volatile boolean untrusted;
 
 		Target(RouteSpec.Target spec, ProviderEntry entry) {
@@ -274,7 +290,9 @@ public final class Route {
 		}
 
 		/**
-		 * Returns why the last choice passed this target over, or {@code null}.
+		 * Returns why the last choice passed this target over (its quota spent, a wait
+		 * past the call's max-wait, a probe out, or a wait longer than the chosen
+		 * target's), or {@code null}.
 		 * @return the reason
 		 */
 		public String skipped() {

@@ -40,6 +40,13 @@ public final class Pool {
 
 	private final LatencyEstimate latency;
 
+	/**
+	 * Until when a shared store last said this pool's books are taken (a booking ahead or
+	 * a refusal's wait), on the monotonic clock: this replica's view of the shared books,
+	 * which a route weighs.
+	 */
+	private volatile long sharedBusyUntil = Long.MIN_VALUE;
+
 	Pool(Account account, PoolSpec spec, QuotaSettings settings) {
 		this.account = account;
 		this.spec = spec;
@@ -280,6 +287,14 @@ public final class Pool {
 	 */
 	void resizeGates(QuotaSettings settings) {
 		this.gates.resize(this.limits, settings, this.latency.nanos());
+	}
+
+	long sharedBusyUntil() {
+		return this.sharedBusyUntil;
+	}
+
+	void sharedBusyUntil(long at) {
+		this.sharedBusyUntil = at;
 	}
 
 	LatencyEstimate latency() {

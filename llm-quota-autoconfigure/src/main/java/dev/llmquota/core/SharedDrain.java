@@ -67,13 +67,15 @@ final class SharedDrain extends QueueBooks implements Drain {
 	 * back.
 	 */
 	/**
-	 * From this replica's view of the shared books: what the store told the calls of the
-	 * pool waiting here (their {@code readyAt}) and when the calls it booked ahead start;
-	 * a pool with none looks free.
+	 * From this replica's view of the shared books: what the store last answered for the
+	 * pool (a booking ahead, a refusal's wait), what it told the calls of the pool
+	 * waiting here (their {@code readyAt}) and when the calls it booked ahead start; a
+	 * pool it has said nothing of looks free.
 	 */
 	@Override
 	public Headroom headroom(Waiter probe, List<Waiter> ahead, long now, Instant wallNow) {
-		long bucketWait = 0;
+		long busy = probe.pool.sharedBusyUntil();
+		long bucketWait = (busy > now) ? Arith.saturatedAdd(busy, -now) : 0;
 		Waiter last = null;
 		for (Waiter waiter : ahead) {
 			if (waiter.readyAt() - now > bucketWait) {
@@ -263,10 +265,12 @@ final class SharedDrain extends QueueBooks implements Drain {
 			return (booking instanceof Booking.Booked booked) ? booked : null;
 		}
 		if (booking instanceof Booking.Booked booked) {
+			waiter.pool.sharedBusyUntil(booked.start());
 			booked(waiter, booked, now, after);
 		}
 		else if (booking instanceof Booking.Refused refused) {
 			BucketSpec bucket = refused.bucket();
+			waiter.pool.sharedBusyUntil(Arith.saturatedAdd(now, refused.waitNanos()));
 			waiter.blockedBy(bucket.dimension(), bucket.scope(), bucket.slots());
 			if (Admission.outlastsDeadline(bucket.daily(), refused.waitNanos(), waiter.deadline, now)) {
 				this.queue.fail(waiter, budgetException(waiter, bucket, wallNow, refused.waitNanos()), after);

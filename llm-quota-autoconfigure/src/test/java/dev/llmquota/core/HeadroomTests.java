@@ -19,6 +19,13 @@ class HeadroomTests {
 
 	private final ManualClock clock = new ManualClock();
 
+	private final TestStores stores = new TestStores();
+
+	@org.junit.jupiter.api.AfterEach
+	void close() {
+		this.stores.close();
+	}
+
 	private QuotaEngine engine(Limits limits) {
 		return TestConfigs.provider()
 			.burstWindow(Duration.ofSeconds(60))
@@ -63,6 +70,28 @@ class HeadroomTests {
 		// behind the 3,000 waiting: 6,000 tokens at 100 a second
 		assertThat(engine.headroom(pool, new Demand(3_000, 0), null).waitNanos())
 			.isEqualTo(Duration.ofSeconds(60).toNanos());
+	}
+
+	@Test
+	void withASharedStoreTheStoresLastAnswerIsThisReplicasView() {
+		QuotaEngine engine = this.stores.engine(TestConfigs.provider()
+			.burstWindow(Duration.ofSeconds(60))
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 2)), TestStores.Kind.REDIS, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.acquire(engine, pool, new Demand(10, 10));
+		Calls.acquire(engine, pool, new Demand(10, 10));
+		// a third is booked ahead, to start when one of the two a minute comes back
+		Calls.Call third = Calls.acquire(engine, pool, new Demand(10, 10), null, Duration.ofMinutes(1));
+		Calls.settle(engine);
+		assertThat(third.admitted()).isFalse();
+		assertThat(engine.headroom(pool, new Demand(10, 10), null).waitNanos())
+			.isEqualTo(Duration.ofSeconds(30).toNanos());
+		// cancelled, it leaves the store's answer behind: the books are taken until then
+		third.subscription.dispose();
+		Calls.settle(engine);
+		assertThat(engine.headroom(pool, new Demand(10, 10), null).waitNanos())
+			.isEqualTo(Duration.ofSeconds(30).toNanos());
 	}
 
 	@Test

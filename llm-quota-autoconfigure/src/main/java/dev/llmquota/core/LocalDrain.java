@@ -3,6 +3,7 @@ package dev.llmquota.core;
 import java.util.List;
 
 import dev.llmquota.core.kernel.Admission;
+import dev.llmquota.core.kernel.Arith;
 
 /**
  * Runs a queue against books of this process, under the queue's lock: the
@@ -86,20 +87,46 @@ final class LocalDrain extends QueueBooks implements Drain {
 
 	@Override
 	public Headroom headroom(Waiter probe, List<Waiter> ahead, long now, java.time.Instant wallNow) {
-		BookingRequest request = probe.localBookingRequest(ahead);
-		long bucketWait = this.store.nanosUntilAvailable(request, now, wallNow);
-		return headroom(probe, now, wallNow, bucketWait, () -> {
-			Charge binding = request.charges().get(0);
-			long longest = -1;
-			for (Charge charge : request.charges()) {
-				long wait = this.store.nanosUntilAvailable(List.of(charge), now, wallNow);
-				if (wait > longest) {
-					longest = wait;
-					binding = charge;
-				}
+		if (ahead.isEmpty()) {
+			long bucketWait = this.store.nanosUntilAvailable(probe.localBookingRequest(), now, wallNow);
+			return headroom(probe, now, wallNow, bucketWait, () -> binding(probe.charges, probe.charges, now, wallNow));
+		}
+		List<Charge> behind = probe.localBookingRequest(ahead).charges();
+		long bucketWait = 0;
+		for (int i = 0; i < behind.size(); i++) {
+			bucketWait = Math.max(bucketWait, waitBehind(behind.get(i), probe.charges.get(i).units(), now, wallNow));
+		}
+		return headroom(probe, now, wallNow, bucketWait, () -> binding(behind, probe.charges, now, wallNow));
+	}
+
+	/**
+	 * How long a bucket makes a call wait behind the calls ahead, its units and theirs
+	 * summed in {@code charge}: beyond the bucket's capacity, the rest comes at its rate
+	 * once it is full (a call larger than the capacity alone goes when it is full).
+	 */
+	private long waitBehind(Charge charge, long own, long now, java.time.Instant wallNow) {
+		BucketSpec bucket = charge.bucket();
+		if (bucket.daily() || charge.units() <= bucket.capacity()) {
+			return this.store.nanosUntilAvailable(List.of(charge), now, wallNow);
+		}
+		long full = this.store.nanosUntilAvailable(List.of(new Charge(bucket, bucket.capacity())), now, wallNow);
+		long beyond = charge.units() - Math.max(bucket.capacity(), own);
+		return Arith.saturatedAdd(full,
+				(beyond > 0) ? Arith.mulDivCeil(beyond, 60_000_000_000L, Math.max(1, bucket.enforced())) : 0);
+	}
+
+	/** Names the bucket that makes the call wait longest. */
+	private String binding(List<Charge> behind, List<Charge> own, long now, java.time.Instant wallNow) {
+		Charge binding = behind.get(0);
+		long longest = -1;
+		for (int i = 0; i < behind.size(); i++) {
+			long wait = waitBehind(behind.get(i), own.get(i).units(), now, wallNow);
+			if (wait > longest) {
+				longest = wait;
+				binding = behind.get(i);
 			}
-			return binding.bucket().scope().id() + " " + binding.bucket().dimension().id();
-		});
+		}
+		return binding.bucket().scope().id() + " " + binding.bucket().dimension().id();
 	}
 
 	@Override

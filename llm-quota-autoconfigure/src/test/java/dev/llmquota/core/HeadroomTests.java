@@ -95,6 +95,25 @@ class HeadroomTests {
 	}
 
 	@Test
+	void callsWaitingBeforeItCountInFullBeyondTheBucketsCapacity() {
+		// 60,000 a minute over a 2 s burst: 1,000 a second, 2,000 at most at once
+		QuotaEngine engine = TestConfigs.provider()
+			.burstWindow(Duration.ofSeconds(2))
+			.inFlightGate(false)
+			.model("m", limits(TOKENS_PER_MINUTE, 60_000))
+			.engine(new dev.llmquota.store.LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		assertThat(engine.tryAcquire(pool, new Demand(2_000, 0), null)).isNotNull();
+		for (int i = 0; i < 3; i++) {
+			assertThat(Calls.acquire(engine, pool, new Demand(2_000, 0), null, Duration.ofMinutes(1)).admitted())
+				.isFalse();
+		}
+		// 6,000 waiting and its own 2,000, from an empty bucket: 8 s
+		assertThat(engine.headroom(pool, new Demand(2_000, 0), null).waitNanos())
+			.isEqualTo(Duration.ofSeconds(8).toNanos());
+	}
+
+	@Test
 	void aProviderPenaltyHoldsItUntilItEnds() {
 		QuotaEngine engine = engine(limits(REQUESTS_PER_MINUTE, 600));
 		Pool pool = engine.pool("openai", "m");

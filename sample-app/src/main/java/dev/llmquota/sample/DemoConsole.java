@@ -4,9 +4,11 @@ import java.io.PrintStream;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 import dev.llmquota.actuate.QuotaReport;
 import dev.llmquota.actuate.QuotaReports;
+import dev.llmquota.client.Route;
 import dev.llmquota.core.Account;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.test.simulator.ProviderSimulator;
@@ -86,6 +88,22 @@ final class DemoConsole {
 					output.billed(), (output.recommendedMaxTokens() != null)
 							? "; the max_tokens that fits: " + output.recommendedMaxTokens() : "");
 		});
+	}
+
+	/**
+	 * Prints where a route's calls went: each target's attempts and share, and the
+	 * refusals of its simulated deployment.
+	 */
+	void route(Route route, Map<String, ProviderSimulator> deployments) {
+		long total = route.targets().stream().mapToLong(Route.Target::taken).sum();
+		this.out.printf(Locale.ROOT, "  route %s over %d deployments:%n", route.name(), route.targets().size());
+		this.out.printf(Locale.ROOT, "  %-26s %9s %7s %9s%n", "target", "calls", "share", "refusals");
+		for (Route.Target target : route.targets()) {
+			ProviderSimulator deployment = deployments.get(target.entry().provider().id());
+			this.out.printf(Locale.ROOT, "  %-26s %9d %6.0f%% %9s%n", target, target.taken(),
+					(total > 0) ? 100.0 * target.taken() / total : 0,
+					(deployment != null) ? Integer.toString(deployment.requestLog().refused().size()) : "-");
+		}
 	}
 
 	/** Prints the governed and ungoverned runs side by side. */

@@ -62,6 +62,18 @@ public class DemoProperties {
 
 	private final Simulator simulator = new Simulator();
 
+	/**
+	 * Route the batch's calls go to (a key under llm.quota.routes), instead of
+	 * demo.provider's entry; the ungoverned contrast run still calls demo.provider.
+	 */
+	private String route = "";
+
+	/**
+	 * More simulated deployments the routes profile starts in-process, by provider entry
+	 * id, each its own account.
+	 */
+	private java.util.Map<String, Simulator> deployments = new java.util.LinkedHashMap<>();
+
 	public String getProvider() {
 		return this.provider;
 	}
@@ -144,6 +156,22 @@ public class DemoProperties {
 
 	public Simulator getSimulator() {
 		return this.simulator;
+	}
+
+	public String getRoute() {
+		return this.route;
+	}
+
+	public void setRoute(String route) {
+		this.route = route;
+	}
+
+	public java.util.Map<String, Simulator> getDeployments() {
+		return this.deployments;
+	}
+
+	public void setDeployments(java.util.Map<String, Simulator> deployments) {
+		this.deployments = deployments;
 	}
 
 	/**

@@ -1,9 +1,14 @@
 package dev.llmquota.sample;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import dev.llmquota.client.LlmQuotaCalls;
+import dev.llmquota.client.Route;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.test.simulator.ProviderSimulator;
 
@@ -33,13 +38,23 @@ class DemoRunner implements ApplicationRunner {
 
 	private final Environment environment;
 
+	private final Map<String, ProviderSimulator> deployments = new LinkedHashMap<>();
+
+	private final List<Route> routes;
+
 	DemoRunner(BatchJob job, QuotaEngine engine, DemoProperties properties, ObjectProvider<ProviderSimulator> simulator,
+			ObjectProvider<DemoRoutesConfiguration.Deployments> deployments, LlmQuotaCalls calls,
 			Environment environment) {
 		this.job = job;
 		this.engine = engine;
 		this.properties = properties;
 		this.simulator = simulator.getIfAvailable();
 		this.environment = environment;
+		if (this.simulator != null) {
+			this.deployments.put(properties.getProvider(), this.simulator);
+		}
+		deployments.ifAvailable((more) -> this.deployments.putAll(more.simulators()));
+		this.routes = calls.routes();
 	}
 
 	@Override
@@ -51,6 +66,10 @@ class DemoRunner implements ApplicationRunner {
 
 	private void demo() {
 		DemoConsole console = new DemoConsole(this.engine, this.properties, this.simulator, System.out);
+		Route route = this.routes.stream()
+			.filter((each) -> each.name().equals(this.properties.getRoute()))
+			.findFirst()
+			.orElse(null);
 		ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "demo-progress");
 			thread.setDaemon(true);
@@ -67,13 +86,14 @@ class DemoRunner implements ApplicationRunner {
 			BatchJob.Result without = null;
 			if (this.properties.isContrast()) {
 				without = this.job.run(false);
-				if (this.simulator != null) {
-					// a fresh account for the governed run
-					this.simulator.reset();
-				}
+				// fresh accounts for the governed run
+				this.deployments.values().forEach(ProviderSimulator::reset);
 			}
 			BatchJob.Result with = this.job.run(true);
 			console.report(with);
+			if (route != null) {
+				console.route(route, this.deployments);
+			}
 			if (without != null) {
 				console.contrast(without, with);
 			}

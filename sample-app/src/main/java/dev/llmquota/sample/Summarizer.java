@@ -39,6 +39,8 @@ public class Summarizer {
 
 	private final String endpoint;
 
+	private final String direct;
+
 	/** Rate-limit answers the service's clients received, retried ones included. */
 	private final AtomicLong refusals = new AtomicLong();
 
@@ -49,7 +51,11 @@ public class Summarizer {
 			throw new IllegalStateException("demo.provider=" + properties.getProvider()
 					+ " names no llm.quota.providers entry with a base-url");
 		}
-		this.endpoint = provider.getBaseUrl().replaceAll("/+$", "") + "/v1/chat/completions";
+		this.direct = provider.getBaseUrl().replaceAll("/+$", "") + "/v1/chat/completions";
+		// a route's calls go where llm-quota chooses; a call without it can only go
+		// direct
+		this.endpoint = properties.getRoute().isBlank() ? this.direct
+				: LlmQuota.route(properties.getRoute()) + "/v1/chat/completions";
 		// inside llm-quota's filter: sees every attempt, the ones it retries included
 		ExchangeFilterFunction countRefusals = (request, next) -> next.exchange(request).doOnNext((response) -> {
 			if (response.statusCode().value() == 429) {
@@ -72,7 +78,7 @@ public class Summarizer {
 				this.properties.getMaxTokens(), "messages",
 				List.of(Map.of("role", "system", "content", INSTRUCTION), Map.of("role", "user", "content", text)));
 		WebClient.RequestBodySpec request = (governed ? this.governed : this.ungoverned).post()
-			.uri(this.endpoint)
+			.uri(governed ? this.endpoint : this.direct)
 			.contentType(MediaType.APPLICATION_JSON)
 			.attribute(LlmQuota.PRIORITY, priority);
 		if (!this.properties.getApiKey().isBlank()) {

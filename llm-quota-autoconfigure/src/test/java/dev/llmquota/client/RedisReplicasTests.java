@@ -135,34 +135,19 @@ class RedisReplicasTests {
 			this.resources.add(replica);
 			replicas.add(replica);
 		}
-		Duration run = Duration.ofSeconds(5);
-		ConcurrentLinkedQueue<Long> completions = new ConcurrentLinkedQueue<>();
-		ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
-		List<Disposable> load = new ArrayList<>();
-		long start = System.nanoTime();
-		for (GovernedApp replica : replicas) {
-			WebClient client = replica.webClient();
-			load.add(Flux.interval(Duration.ofMillis(1_000 / 15))
-				.take(run)
-				.flatMap((i) -> client.post()
+		Load load = offer(replicas,
+				(client) -> client.post()
 					.uri(dev.llmquota.LlmQuota.route("r") + DIALECT.path(MODEL, false))
 					.contentType(MediaType.APPLICATION_JSON)
 					.bodyValue(DIALECT.body(MODEL, 50, false, "Summarise this."))
 					.retrieve()
-					.bodyToMono(String.class)
-					.doOnNext((body) -> completions.add(System.nanoTime()))
-					.onErrorResume((ex) -> {
-						failures.add(ex);
-						return Mono.empty();
-					}), 1_000)
-				.subscribe());
-		}
-		await().atMost(PATIENCE).until(() -> System.nanoTime() - start > run.toNanos());
-		load.forEach(Disposable::dispose);
+					.bodyToMono(String.class),
+				15, Duration.ofSeconds(5));
+		load.awaitEnd();
 		for (ProviderSimulator deployment : deployments) {
 			assertThat(deployment.requestLog().refused()).as("provider refusals").isEmpty();
 		}
-		assertThat(failures).as("failed calls").isEmpty();
+		assertThat(load.failures).as("failed calls").isEmpty();
 		for (GovernedApp replica : replicas) {
 			List<Long> taken = replica.context()
 				.getBean(LlmQuotaCalls.class)
@@ -177,9 +162,9 @@ class RedisReplicasTests {
 				.allSatisfy((count) -> assertThat(count).isGreaterThanOrEqualTo(all / 3));
 		}
 		// past the initial burst, together they complete at least 80% of the 20 a second
-		long from = start + Duration.ofSeconds(2).toNanos();
-		long to = start + run.toNanos();
-		long steady = completions.stream().filter((at) -> at >= from && at < to).count();
+		long from = load.start + Duration.ofSeconds(2).toNanos();
+		long to = load.start + load.run.toNanos();
+		long steady = load.completions.stream().filter((at) -> at >= from && at < to).count();
 		assertThat(steady / ((to - from) / 1e9)).as("completed calls per second").isGreaterThanOrEqualTo(0.8 * 20);
 	}
 
@@ -430,16 +415,24 @@ class RedisReplicasTests {
 	/** Calls offered to each replica at a fixed rate for a while, however they fare. */
 	private Load offer(List<GovernedApp> replicas, ProviderSimulator simulator, int perSecond, Duration run,
 			String prompt) {
+		return offer(replicas, (client) -> send(client, simulator, prompt), perSecond, run);
+	}
+
+	/** Each replica sends {@code perSecond} calls a second for {@code run}. */
+	private Load offer(List<GovernedApp> replicas, java.util.function.Function<WebClient, Mono<String>> call,
+			int perSecond, Duration run) {
 		Load load = new Load(System.nanoTime(), run);
 		for (GovernedApp replica : replicas) {
 			WebClient client = replica.webClient();
 			Disposable calls = Flux.interval(Duration.ofMillis(1_000 / perSecond))
 				.take(run)
-				.flatMap((i) -> send(client, simulator, prompt).doOnNext((body) -> load.done.incrementAndGet())
-					.onErrorResume((ex) -> {
-						load.failures.add(ex);
-						return Mono.empty();
-					}), 1_000)
+				.flatMap((i) -> call.apply(client).doOnNext((body) -> {
+					load.done.incrementAndGet();
+					load.completions.add(System.nanoTime());
+				}).onErrorResume((ex) -> {
+					load.failures.add(ex);
+					return Mono.empty();
+				}), 1_000)
 				.subscribe();
 			this.resources.add(calls::dispose);
 		}
@@ -453,6 +446,8 @@ class RedisReplicasTests {
 		final Duration run;
 
 		final AtomicInteger done = new AtomicInteger();
+
+		final ConcurrentLinkedQueue<Long> completions = new ConcurrentLinkedQueue<>();
 
 		final ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
 

@@ -1,6 +1,5 @@
 package dev.llmquota.sample;
 
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -24,18 +23,7 @@ class DemoRoutesConfiguration {
 		Map<String, ProviderSimulator> started = new LinkedHashMap<>();
 		properties.getDeployments()
 			.forEach((id, simulator) -> started.put(id,
-					ProviderSimulator.builder()
-						.host("127.0.0.1")
-						.port(simulator.getPort())
-						.window(Duration.ofSeconds(10))
-						.model(properties.getModel(),
-								(limits) -> limits.requestsPerMinute(simulator.getRequestsPerMinute())
-									.tokensPerMinute(simulator.getTokensPerMinute()))
-						.latency((latency) -> latency.timeToFirstToken(simulator.getTimeToFirstToken())
-							.perOutputToken(Duration.ofMillis(5))
-							.outputShare(0.05, 0.3)
-							.seed(42))
-						.start()));
+					DemoSimulatorConfiguration.start(properties.getModel(), simulator)));
 		return new Deployments(started);
 	}
 

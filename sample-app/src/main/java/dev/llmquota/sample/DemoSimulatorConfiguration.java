@@ -20,12 +20,16 @@ class DemoSimulatorConfiguration {
 
 	@Bean(destroyMethod = "close")
 	ProviderSimulator providerSimulator(DemoProperties properties) {
-		DemoProperties.Simulator simulator = properties.getSimulator();
+		return start(properties.getModel(), properties.getSimulator());
+	}
+
+	/** Starts one simulated account of the demo's model with the given settings. */
+	static ProviderSimulator start(String model, DemoProperties.Simulator simulator) {
 		return ProviderSimulator.builder()
 			.host("127.0.0.1")
 			.port(simulator.getPort())
 			.window(Duration.ofSeconds(10))
-			.model(properties.getModel(),
+			.model(model,
 					(limits) -> limits.requestsPerMinute(simulator.getRequestsPerMinute())
 						.tokensPerMinute(simulator.getTokensPerMinute()))
 			.latency((latency) -> latency.timeToFirstToken(simulator.getTimeToFirstToken())

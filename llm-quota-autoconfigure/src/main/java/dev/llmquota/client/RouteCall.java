@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
+import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
 import reactor.core.publisher.Mono;
@@ -85,14 +86,25 @@ final class RouteCall {
 	}
 
 	/**
+	 * How long past its estimate a call waits at its target before it leaves and is
+	 * chosen again: a shared store's answer, or calls outside the route, may keep the
+	 * target longer than this replica's view said.
+	 */
+	static final long MOVE_ON_NANOS = 1_000_000_000L;
+
+	/**
 	 * Chooses an attempt's target and waits for its admission there, within what is left
-	 * of the call's {@code max-wait}.
+	 * of the call's {@code max-wait}; a call the target does not admit within its
+	 * estimate and {@link #MOVE_ON_NANOS} more leaves it for the target then earliest.
 	 */
 	Mono<QuotaPermit> admit(QuotaEngine engine, long deadline) {
 		return Mono.defer(() -> {
 			long left = Math.max(0, deadline - engine.clock().nanoTime());
 			Route.Choice choice = this.route.choose(this, left);
-			for (int tries = 1; choice.target() != null && choice.waitNanos() == 0; tries++) {
+			// a shared store admits nothing at once: its bookings go through the store
+			// thread
+			boolean here = !engine.store().shared();
+			for (int tries = 1; here && choice.target() != null && choice.waitNanos() == 0; tries++) {
 				CallPlan plan = planFor(choice.target());
 				QuotaPermit now = engine.tryAcquire(plan.pool(), plan.demand(), plan.priority());
 				if (now != null) {
@@ -112,10 +124,17 @@ final class RouteCall {
 			}
 			Route.Target target = choice.target();
 			CallPlan plan = planFor(target);
-			return engine.acquire(plan.pool(), plan.demand(), plan.priority(), Duration.ofNanos(left))
+			long patience = (choice.waitNanos() > Long.MAX_VALUE - MOVE_ON_NANOS) ? Long.MAX_VALUE
+					: choice.waitNanos() + MOVE_ON_NANOS;
+			boolean mayMove = patience < left && this.route.targets().size() > 1;
+			return engine
+				.acquire(plan.pool(), plan.demand(), plan.priority(), Duration.ofNanos(mayMove ? patience : left))
 				.doOnNext((permit) -> took(target, permit))
 				.doOnError((ex) -> target.notTaken())
-				.doOnCancel(target::notTaken);
+				.doOnCancel(target::notTaken)
+				.onErrorResume(QuotaWaitTimeoutException.class,
+						(ex) -> (mayMove && engine.clock().nanoTime() < deadline) ? admit(engine, deadline)
+								: Mono.error(ex));
 		});
 	}
 

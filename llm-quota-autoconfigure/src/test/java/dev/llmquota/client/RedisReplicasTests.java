@@ -169,6 +169,48 @@ class RedisReplicasTests {
 	}
 
 	@Test
+	void aRoutedCallTheSharedBooksWillNotTakeSoonMovesToAnotherTarget() {
+		ProviderSimulator first = simulator((sim) -> sim.model(MODEL, (limits) -> limits.requestsPerMinute(600)));
+		ProviderSimulator second = simulator((sim) -> sim.model(MODEL, (limits) -> limits.requestsPerMinute(600)));
+		String a = this.provider + "-a";
+		String b = this.provider + "-b";
+		// the first deployment's shared quota: two calls a minute
+		String[] properties = { "llm.quota.backend=redis", "llm.quota.headroom=1.0", "llm.quota.max-wait=10s",
+				"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + EmbeddedRedis.shared().port(),
+				"llm.quota.providers." + a + ".base-url=" + first.baseUrl(),
+				"llm.quota.providers." + a + ".dialect=openai", "llm.quota.providers." + a + ".burst-window=60s",
+				"llm.quota.providers." + a + ".models.test-model.requests-per-minute=2",
+				"llm.quota.providers." + b + ".base-url=" + second.baseUrl(),
+				"llm.quota.providers." + b + ".dialect=openai",
+				"llm.quota.providers." + b + ".models.test-model.requests-per-minute=600",
+				"llm.quota.routes.r.targets[0].provider=" + a, "llm.quota.routes.r.targets[0].model=" + MODEL,
+				"llm.quota.routes.r.targets[1].provider=" + b, "llm.quota.routes.r.targets[1].model=" + MODEL };
+		GovernedApp spender = GovernedApp.start(properties);
+		this.resources.add(spender);
+		GovernedApp router = GovernedApp.start(properties);
+		this.resources.add(router);
+		// one replica spends the first deployment's minute, calling it directly
+		send(spender.webClient(), first).block(PATIENCE);
+		send(spender.webClient(), first).block(PATIENCE);
+		// the other has heard nothing of it: the first looks free, the shared books say
+		// 30 s; the call leaves it for the second instead of waiting out its max-wait
+		long start = System.nanoTime();
+		router.webClient()
+			.post()
+			.uri(dev.llmquota.LlmQuota.route("r") + DIALECT.path(MODEL, false))
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(DIALECT.body(MODEL, 50, false, "Summarise this."))
+			.retrieve()
+			.bodyToMono(String.class)
+			.block(PATIENCE);
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+		List<Route.Target> targets = router.context().getBean(LlmQuotaCalls.class).routes().get(0).targets();
+		assertThat(targets.get(0).taken()).isZero();
+		assertThat(targets.get(1).taken()).isOne();
+		assertThat(first.requestLog().refused()).isEmpty();
+	}
+
+	@Test
 	void aReplicaThatDiesMidCallGivesItsSlotBackWhenItsLeaseExpires() {
 		// Streams of 100 tokens, 100 ms apart: a call stays in flight for ten seconds.
 		ProviderSimulator simulator = simulator(

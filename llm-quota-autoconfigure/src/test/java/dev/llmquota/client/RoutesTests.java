@@ -267,6 +267,37 @@ class RoutesTests {
 	}
 
 	@Test
+	void anthropicAccountsShareARouteEachWithItsOwnKey() {
+		ProviderSimulator first = simulator((sim) -> sim.model("claude-sonnet-4-5", (l) -> l.requestsPerMinute(1))
+			.requireHeader("x-api-key", "first-key"));
+		ProviderSimulator second = simulator((sim) -> sim.model("claude-sonnet-4-5", (l) -> l.requestsPerMinute(600))
+			.requireHeader("x-api-key", "second-key"));
+		GovernedApp app = app(
+				entry("first", first, "anthropic", "headers.x-api-key=first-key",
+						"models.claude-sonnet-4-5.requests-per-minute=1"),
+				entry("second", second, "anthropic", "headers.x-api-key=second-key",
+						"models.claude-sonnet-4-5.requests-per-minute=600"),
+				target(0, "first", "claude-sonnet-4-5"), target(1, "second", "claude-sonnet-4-5"));
+		String body = JsonMapper.shared()
+			.writeValueAsString(Map.of("model", "claude", "max_tokens", 10, "messages",
+					List.of(Map.of("role", "user", "content", "Say ok."))));
+		for (int i = 0; i < 2; i++) {
+			assertThat(app.restClient()
+				.post()
+				.uri(LlmQuota.route("gpt4o") + "/v1/messages")
+				.contentType(MediaType.APPLICATION_JSON)
+				.header("anthropic-version", "2023-06-01")
+				.body(body)
+				.retrieve()
+				.body(String.class)).contains("claude-sonnet-4-5");
+		}
+		// one a minute on the first account: the second call goes to the other
+		assertThat(taken(app)).containsExactly(1L, 1L);
+		assertThat(first.requestLog().refused()).isEmpty();
+		assertThat(second.requestLog().refused()).isEmpty();
+	}
+
+	@Test
 	void aStreamStaysOnItsTargetAndChargesItsUsageThere() {
 		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.tokensPerMinute(100_000)));
 		ProviderSimulator second = simulator((sim) -> sim.model("gpt-4o", (l) -> l.tokensPerMinute(100_000)));

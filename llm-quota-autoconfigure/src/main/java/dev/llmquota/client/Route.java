@@ -89,8 +89,9 @@ public final class Route {
 	 * back: then it looks again after {@code lookAgainNanos}
 	 * @param waitNanos how long the target would make it wait, as estimated
 	 * @param lookAgainNanos when to look again, without a target
+	 * @param probe whether the call holds the target's probe: it has no known rate limit
 	 */
-	record Choice(Target target, long waitNanos, long lookAgainNanos) {
+	record Choice(Target target, long waitNanos, long lookAgainNanos, boolean probe) {
 
 	}
 
@@ -155,11 +156,14 @@ public final class Route {
 				target.skipped = target.lastBinding + " for " + DurationText.of(Duration.ofNanos(target.lastWait));
 			}
 		}
-		if (chosen.untrusted && !chosen.takeProbe()) {
-			// the earliest is a target whose probe is out: look again soon
-			return new Choice(null, wait, Math.max(1, Math.min(PROBE_POLL_NANOS, wait)));
+		if (!chosen.untrusted) {
+			return new Choice(chosen, wait, 0, false);
 		}
-		return new Choice(chosen, wait, 0);
+		if (!chosen.takeProbe()) {
+			// the earliest is a target whose probe is out: look again soon
+			return new Choice(null, wait, Math.max(1, Math.min(PROBE_POLL_NANOS, wait)), false);
+		}
+		return new Choice(chosen, wait, 0, true);
 	}
 
 	private static final String PROBING = "probing: no known rate limit, one call at a time";
@@ -331,8 +335,8 @@ public final class Route {
 			return sum;
 		}
 
-		/** An attempt was admitted here. */
-		void took(QuotaPermit permit) {
+		/** An attempt was admitted here; a probe's permit now holds the probe. */
+		void took(QuotaPermit permit, boolean probe) {
 			this.taken.incrementAndGet();
 			synchronized (this) {
 				long second = second();
@@ -343,11 +347,13 @@ public final class Route {
 				}
 				this.perSecond[slot]++;
 			}
-			this.probe.compareAndSet(CHOSEN, permit);
+			if (probe) {
+				this.probe.compareAndSet(CHOSEN, permit);
+			}
 		}
 
-		/** An attempt chosen here was not admitted: a probe it held is free again. */
-		void notTaken() {
+		/** A probe chosen here was not admitted: it is free again. */
+		void probeNotTaken() {
 			this.probe.compareAndSet(CHOSEN, null);
 		}
 

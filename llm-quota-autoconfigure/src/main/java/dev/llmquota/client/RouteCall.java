@@ -108,7 +108,7 @@ final class RouteCall {
 				CallPlan plan = planFor(choice.target());
 				QuotaPermit now = engine.tryAcquire(plan.pool(), plan.demand(), plan.priority());
 				if (now != null) {
-					took(choice.target(), now);
+					took(choice, now);
 					return Mono.just(now);
 				}
 				if (tries > this.route.targets().size()) {
@@ -116,31 +116,38 @@ final class RouteCall {
 				}
 				// another call took the room first: choose again, from the books as they
 				// are
-				choice.target().notTaken();
+				notTaken(choice);
 				choice = this.route.choose(this, left);
 			}
 			if (choice.target() == null) {
 				return Mono.delay(Duration.ofNanos(choice.lookAgainNanos())).then(admit(engine, deadline));
 			}
-			Route.Target target = choice.target();
-			CallPlan plan = planFor(target);
-			long patience = (choice.waitNanos() > Long.MAX_VALUE - MOVE_ON_NANOS) ? Long.MAX_VALUE
-					: choice.waitNanos() + MOVE_ON_NANOS;
+			Route.Choice chosen = choice;
+			CallPlan plan = planFor(chosen.target());
+			long patience = (chosen.waitNanos() > Long.MAX_VALUE - MOVE_ON_NANOS) ? Long.MAX_VALUE
+					: chosen.waitNanos() + MOVE_ON_NANOS;
 			boolean mayMove = patience < left && this.route.targets().size() > 1;
 			return engine
 				.acquire(plan.pool(), plan.demand(), plan.priority(), Duration.ofNanos(mayMove ? patience : left))
-				.doOnNext((permit) -> took(target, permit))
-				.doOnError((ex) -> target.notTaken())
-				.doOnCancel(target::notTaken)
+				.doOnNext((permit) -> took(chosen, permit))
+				.doOnError((ex) -> notTaken(chosen))
+				.doOnCancel(() -> notTaken(chosen))
 				.onErrorResume(QuotaWaitTimeoutException.class,
 						(ex) -> (mayMove && engine.clock().nanoTime() < deadline) ? admit(engine, deadline)
 								: Mono.error(ex));
 		});
 	}
 
-	private void took(Route.Target target, QuotaPermit permit) {
-		this.current = target;
-		target.took(permit);
+	private void took(Route.Choice choice, QuotaPermit permit) {
+		this.current = choice.target();
+		choice.target().took(permit, choice.probe());
+	}
+
+	/** A choice not admitted gives back the probe it held, and only its own. */
+	private static void notTaken(Route.Choice choice) {
+		if (choice.probe()) {
+			choice.target().probeNotTaken();
+		}
 	}
 
 	/** The plan of the attempt just admitted. */

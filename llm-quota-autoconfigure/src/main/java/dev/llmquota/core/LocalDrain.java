@@ -91,7 +91,7 @@ final class LocalDrain extends QueueBooks implements Drain {
 			long bucketWait = this.store.nanosUntilAvailable(probe.localBookingRequest(), now, wallNow);
 			return headroom(probe, now, wallNow, bucketWait, () -> binding(probe.charges, probe.charges, now, wallNow));
 		}
-		List<Charge> behind = probe.localBookingRequest(ahead).charges();
+		List<Charge> behind = probe.chargesBehind(ahead);
 		long bucketWait = 0;
 		for (int i = 0; i < behind.size(); i++) {
 			bucketWait = Math.max(bucketWait, waitBehind(behind.get(i), probe.charges.get(i).units(), now, wallNow));

@@ -6,7 +6,9 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -23,6 +25,12 @@ import dev.llmquota.core.kernel.Arith;
  */
 final class SharedDrain extends QueueBooks implements Drain {
 
+	/** How often this replica reads the shared books of the pools a route asks about. */
+	static final long VIEW_READ_NANOS = 1_000_000_000L;
+
+	/** How long a pool no route asked about stays read. */
+	static final long VIEW_KEPT_NANOS = 60_000_000_000L;
+
 	private final QuotaStore store;
 
 	private final Executor storeThread;
@@ -31,6 +39,11 @@ final class SharedDrain extends QueueBooks implements Drain {
 
 	/** Calls booked ahead in the shared store, waiting for their start. */
 	private final Set<Waiter> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
+
+	/** The pools a route asked about lately, with the last call it asked for. */
+	private final Map<Pool, Waiter> viewed = new ConcurrentHashMap<>();
+
+	private final AtomicBoolean reading = new AtomicBoolean();
 
 	SharedDrain(AdmissionQueue queue, Account account, QuotaSettings settings, QuotaStore store, Executor storeThread) {
 		super(queue, account, settings, store);
@@ -62,18 +75,18 @@ final class SharedDrain extends QueueBooks implements Drain {
 	}
 
 	/**
-	 * Room came back here (a refund, a release): calls the shared store refused are asked
-	 * again at once rather than at the time it gave, which assumed nothing would come
-	 * back.
-	 */
-	/**
 	 * From this replica's view of the shared books: what the store last answered for the
 	 * pool (a booking ahead, a refusal's wait), what it told the calls of the pool
-	 * waiting here (their {@code readyAt}) and when the calls it booked ahead start; a
-	 * pool it has said nothing of looks free.
+	 * waiting here (their {@code readyAt}) and when the calls it booked ahead start. The
+	 * pool's books are read from then on, every {@link #VIEW_READ_NANOS}, while routes
+	 * ask about it, so the calls of other replicas show too; a pool not yet read looks
+	 * free.
 	 */
 	@Override
 	public Headroom headroom(Waiter probe, List<Waiter> ahead, long now, Instant wallNow) {
+		if (this.viewed.put(probe.pool, probe) == null) {
+			readViewsSoon(0);
+		}
 		long busy = probe.pool.sharedBusyUntil();
 		long bucketWait = (busy > now) ? Arith.saturatedAdd(busy, -now) : 0;
 		Waiter last = null;
@@ -93,6 +106,11 @@ final class SharedDrain extends QueueBooks implements Drain {
 		return headroom(probe, now, wallNow, bucketWait, () -> (binding != null) ? binding.blocker() : "shared books");
 	}
 
+	/**
+	 * Room came back here (a refund, a release): calls the shared store refused are asked
+	 * again at once rather than at the time it gave, which assumed nothing would come
+	 * back.
+	 */
 	@Override
 	public void roomCameBack(long now) {
 		for (ArrayDeque<Waiter> queue : this.queue.classes()) {
@@ -113,6 +131,59 @@ final class SharedDrain extends QueueBooks implements Drain {
 		Booking.Booked booked = waiter.unscheduled();
 		Gates.release(waiter.gateUses, waiter.weights());
 		return booked;
+	}
+
+	/** Reads the viewed pools' books on the store thread, after a delay. */
+	private void readViewsSoon(long delayNanos) {
+		if (this.queue.closed() || !this.reading.compareAndSet(false, true)) {
+			return;
+		}
+		Runnable read = () -> {
+			try {
+				this.storeThread.execute(this::readViews);
+			}
+			catch (RejectedExecutionException ex) {
+				// the engine is closing
+			}
+		};
+		if (delayNanos == 0) {
+			read.run();
+		}
+		else {
+			this.queue.clock().schedule(delayNanos, read);
+		}
+	}
+
+	/**
+	 * Asks the shared store how soon each viewed pool would admit the last call a route
+	 * asked about, one round trip a pool, and keeps the answer as this replica's view;
+	 * forgets pools no route asked about for {@link #VIEW_KEPT_NANOS}. Runs on the store
+	 * thread only, as bookings do, so a read and a booking's answer never cross.
+	 */
+	private void readViews() {
+		this.reading.set(false);
+		if (this.queue.closed()) {
+			return;
+		}
+		long now = this.queue.clock().nanoTime();
+		Instant wallNow = this.queue.clock().instant();
+		for (Map.Entry<Pool, Waiter> entry : this.viewed.entrySet()) {
+			Waiter probe = entry.getValue();
+			if (now - probe.enqueuedAt > VIEW_KEPT_NANOS) {
+				this.viewed.remove(entry.getKey(), probe);
+				continue;
+			}
+			try {
+				long wait = this.store.nanosUntilAvailable(probe.localBookingRequest(), now, wallNow);
+				entry.getKey().sharedBusyUntil(Arith.saturatedAdd(now, wait));
+			}
+			catch (RuntimeException ex) {
+				// the store did not answer: the view stays as the last answer left it
+			}
+		}
+		if (!this.viewed.isEmpty()) {
+			readViewsSoon(VIEW_READ_NANOS);
+		}
 	}
 
 	/**

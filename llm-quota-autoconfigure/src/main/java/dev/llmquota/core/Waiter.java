@@ -188,13 +188,10 @@ final class Waiter implements Admission.Call {
 	}
 
 	/**
-	 * Returns what the call asks of a store of this process behind the given calls: their
-	 * charges on the same buckets added to its own.
+	 * Returns the call's charges with those of the given calls on the same buckets added:
+	 * what its buckets must hold for it behind them.
 	 */
-	BookingRequest localBookingRequest(List<Waiter> ahead) {
-		if (ahead.isEmpty()) {
-			return localBookingRequest();
-		}
+	List<Charge> chargesBehind(List<Waiter> ahead) {
 		List<Charge> sum = new ArrayList<>(this.charges.size());
 		for (Charge charge : this.charges) {
 			long units = charge.units();
@@ -207,7 +204,7 @@ final class Waiter implements Admission.Call {
 			}
 			sum.add(new Charge(charge.bucket(), units));
 		}
-		return new BookingRequest(sum, List.of(), List.of(), this.reserve);
+		return sum;
 	}
 
 	@Override

@@ -95,6 +95,46 @@ class HeadroomTests {
 	}
 
 	@Test
+	void withASharedStoreOtherReplicasCallsShowOnceItsBooksAreRead() {
+		TestConfigs config = TestConfigs.provider()
+			.burstWindow(Duration.ofSeconds(60))
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 2));
+		QuotaEngine here = this.stores.engine(config, TestStores.Kind.REDIS, this.clock);
+		QuotaEngine there = this.stores.replica(config, this.clock);
+		Pool pool = here.pool("openai", "m");
+		Pool theirs = there.pool("openai", "m");
+		takeOne(there, theirs);
+		// never told of the pool, this replica sees it free and reads its books from then
+		// on
+		assertThat(here.headroom(pool, new Demand(10, 10), null).waitNanos()).isZero();
+		Calls.settle(here);
+		assertThat(here.headroom(pool, new Demand(10, 10), null).waitNanos()).isZero();
+		// the other replica takes the last request of the minute: seen at the next read
+		takeOne(there, theirs);
+		assertThat(here.headroom(pool, new Demand(10, 10), null).waitNanos()).isZero();
+		this.clock.advance(Duration.ofSeconds(1));
+		Calls.settle(here);
+		assertThat(here.headroom(pool, new Demand(10, 10), null).waitNanos())
+			.isEqualTo(Duration.ofSeconds(29).toNanos());
+		// read every second while routes ask; a minute after the last question, no more
+		long timers = this.clock.scheduledTimers();
+		this.clock.advance(Duration.ofSeconds(10));
+		assertThat(this.clock.scheduledTimers() - timers).isEqualTo(10);
+		this.clock.advance(Duration.ofSeconds(55));
+		timers = this.clock.scheduledTimers();
+		this.clock.advance(Duration.ofSeconds(10));
+		assertThat(this.clock.scheduledTimers()).isEqualTo(timers);
+	}
+
+	private static void takeOne(QuotaEngine engine, Pool pool) {
+		Calls.Call call = Calls.acquire(engine, pool, new Demand(10, 10));
+		Calls.settle(engine);
+		assertThat(call.admitted()).isTrue();
+		call.permit().release();
+	}
+
+	@Test
 	void callsWaitingBeforeItCountInFullBeyondTheBucketsCapacity() {
 		// 60,000 a minute over a 2 s burst: 1,000 a second, 2,000 at most at once
 		QuotaEngine engine = TestConfigs.provider()

@@ -70,6 +70,22 @@ public final class TestStores implements AutoCloseable {
 		return engine;
 	}
 
+	/**
+	 * Builds a second replica on the books of the Redis store opened last, closed with
+	 * this fixture: another process sharing them.
+	 * @param config the configuration
+	 * @param clock the clock
+	 * @return the replica's engine
+	 */
+	public QuotaEngine replica(TestConfigs config, ManualClock clock) {
+		QuotaStore store = TestRedisStore.onClock(connectionFactory(), new RedisQuotaStore.Settings(
+				RedisQuotaStore.OnFailure.REJECT, 0.5, Duration.ofSeconds(30), Duration.ofSeconds(2)), clock::nanoTime);
+		this.opened.add(store);
+		QuotaEngine engine = config.engine(store, clock);
+		this.opened.add(this.opened.size() - 1, engine);
+		return engine;
+	}
+
 	private static synchronized LettuceConnectionFactory connectionFactory() {
 		if (connectionFactory == null) {
 			connectionFactory = EmbeddedRedis.shared().connectionFactory();

@@ -101,6 +101,7 @@ final class RefusalHandling {
 						+ " until it is back");
 				if (plan.routed()) {
 					// the route's other targets may have quota: the call moves on
+					plan.route().refused(true);
 					return Outcome.moveOn();
 				}
 				return Outcome.fail(new QuotaExhaustedException(pool.provider(), pool.region(), pool.model(), dimension,
@@ -109,6 +110,9 @@ final class RefusalHandling {
 			case RATE_LIMITED -> {
 				Duration wait = (answer.delay() != null) ? answer.delay() : backoff(attempt);
 				this.engine.rateLimited(pool, answer.dimension(), wait);
+				if (plan.routed()) {
+					plan.route().refused(false);
+				}
 				logger.warn("Provider '" + pool.provider() + "' rate-limited model '" + pool.model() + "' on "
 						+ ((dimension != null) ? dimension : "an unknown dimension") + ", wait " + DurationText.of(wait)
 						+ "; headers: " + plan.entry().dialect().rateLimits(headers, now));

@@ -110,7 +110,10 @@ public final class Route {
 		long bestWait = Long.MAX_VALUE;
 		StringBuilder why = new StringBuilder();
 		long soonest = Long.MAX_VALUE;
-		for (Target target : this.targets) {
+		long[] waits = new long[this.targets.size()];
+		String[] bindings = new String[this.targets.size()];
+		for (int i = 0; i < this.targets.size(); i++) {
+			Target target = this.targets.get(i);
 			CallPlan plan = call.planFor(target);
 			Pool pool = plan.pool();
 			Headroom headroom = this.engine.headroom(pool, plan.demand(), plan.priority());
@@ -127,8 +130,8 @@ public final class Route {
 									+ DurationText.of(Duration.ofNanos(wait)) + ", past the call's max-wait"
 							: probeOut ? PROBING : null;
 			target.skipped = skipped;
-			target.lastWait = wait;
-			target.lastBinding = (wait > headroom.waitNanos()) ? PROBING : headroom.binding();
+			waits[i] = wait;
+			bindings[i] = (wait > headroom.waitNanos()) ? PROBING : headroom.binding();
 			if (headroom.never() || wait > leftNanos) {
 				why.append((why.length() > 0) ? "; " : "").append(target).append(": ").append(skipped);
 				soonest = headroom.never() ? soonest : Math.min(soonest, wait);
@@ -150,10 +153,11 @@ public final class Route {
 					(soonest == Long.MAX_VALUE) ? null : Duration.ofNanos(soonest));
 		}
 		long wait = (chosen == primary) ? primaryWait : bestWait;
-		for (Target target : this.targets) {
-			if (target != chosen && target.skipped == null && target.lastWait > wait) {
+		for (int i = 0; i < this.targets.size(); i++) {
+			Target target = this.targets.get(i);
+			if (target != chosen && target.skipped == null && waits[i] > wait) {
 				// passed over for one that admits sooner
-				target.skipped = target.lastBinding + " for " + DurationText.of(Duration.ofNanos(target.lastWait));
+				target.skipped = bindings[i] + " for " + DurationText.of(Duration.ofNanos(waits[i]));
 			}
 		}
 		if (!chosen.untrusted) {
@@ -246,13 +250,9 @@ public final class Route {
 
 		private volatile String skipped;
 
-		/**
-		 * The last choice's estimate of its wait, and what set it; of the choosing
-		 * thread.
-		 */
-		private volatile long lastWait;
+		private final AtomicLong rateLimited = new AtomicLong();
 
-		private volatile String lastBinding;
+		private final AtomicLong exhausted = new AtomicLong();
 
 		private volatile boolean untrusted;
 
@@ -333,6 +333,27 @@ public final class Route {
 				}
 			}
 			return sum;
+		}
+
+		/**
+		 * Returns how many of the route's attempts here the provider rate-limited (429).
+		 * @return the count
+		 */
+		public long rateLimited() {
+			return this.rateLimited.get();
+		}
+
+		/**
+		 * Returns how many of the route's attempts here found a quota spent.
+		 * @return the count
+		 */
+		public long exhausted() {
+			return this.exhausted.get();
+		}
+
+		/** The provider refused an attempt here: rate-limited, or its quota spent. */
+		void refused(boolean spent) {
+			((spent) ? this.exhausted : this.rateLimited).incrementAndGet();
 		}
 
 		/** An attempt was admitted here; a probe's permit now holds the probe. */

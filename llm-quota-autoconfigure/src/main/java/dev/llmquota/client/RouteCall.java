@@ -150,6 +150,14 @@ final class RouteCall {
 		}
 	}
 
+	/** The provider refused the attempt just admitted: rate-limited, or a quota spent. */
+	void refused(boolean spent) {
+		Route.Target target = this.current;
+		if (target != null) {
+			target.refused(spent);
+		}
+	}
+
 	/** The plan of the attempt just admitted. */
 	CallPlan admitted() {
 		return planFor(this.current);

@@ -165,6 +165,17 @@ class RoutesTests {
 		restCall(app);
 		assertThat(taken(app)).as("probed, then preferred again").containsExactly(4L, 4L);
 		assertThat(first.requestLog().refused()).hasSize(1);
+		assertThat(refusedMeter(app, "first/gpt-4o", "quota-spent")).isEqualTo(1);
+		assertThat(refusedMeter(app, "first/gpt-4o", "rate-limited")).isZero();
+	}
+
+	private static double refusedMeter(GovernedApp app, String target, String reason) {
+		return app.context()
+			.getBean(MeterRegistry.class)
+			.get("llm.quota.route.refused")
+			.tags("route", "gpt4o", "target", target, "reason", reason)
+			.functionCounter()
+			.count();
 	}
 
 	@Test
@@ -210,6 +221,8 @@ class RoutesTests {
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not waited out").isLessThan(Duration.ofSeconds(10));
 		assertThat(first.requestLog().refused()).hasSize(1);
 		assertThat(taken(app)).as("left while its penalty holds").containsExactly(2L, 2L);
+		assertThat(refusedMeter(app, "first/gpt-4o", "rate-limited")).isEqualTo(1);
+		assertThat(refusedMeter(app, "second/gpt-4o", "rate-limited")).isZero();
 	}
 
 	@Test

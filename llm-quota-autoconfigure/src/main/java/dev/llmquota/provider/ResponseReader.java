@@ -3,20 +3,18 @@ package dev.llmquota.provider;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Set;
 
 import tools.jackson.core.JacksonException;
-import tools.jackson.core.JsonParser;
-import tools.jackson.core.JsonToken;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Reads usage from an answer's bytes as they pass, without holding the caller's buffers:
- * a JSON body is copied up to a bound and read at its end; a text stream is read line by
- * line; AWS's binary event stream message by message. Unreadable content is logged once
- * and skipped; the answer itself is never touched.
+ * a JSON body is parsed as it comes, up to a bound, keeping only the fields the dialect
+ * reads, and read at its end; a text stream is read line by line; AWS's binary event
+ * stream message by message. Unreadable content is logged once and skipped; the answer
+ * itself is never touched.
  */
 public final class ResponseReader {
 
@@ -36,9 +34,16 @@ public final class ResponseReader {
 
 	private final UsageAccumulator usage = new UsageAccumulator();
 
-	private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
+	/** The line being read, of a text stream; {@code null} for other framings. */
+	private final ByteArrayOutputStream pending;
 
 	private boolean overflow;
+
+	/** Reads a JSON answer as it passes; {@code null} for other framings. */
+	private final JsonAnswerReader body;
+
+	/** The bytes of a JSON answer read so far. */
+	private long bodyBytes;
 
 	/** Reads a binary event stream; {@code null} for other framings. */
 	private final EventStreamDecoder events;
@@ -52,6 +57,8 @@ public final class ResponseReader {
 		this.dialect = dialect;
 		this.framing = framing;
 		this.events = (framing == Framing.EVENT_STREAM) ? new EventStreamDecoder(this::event) : null;
+		this.body = (framing == Framing.JSON) ? new JsonAnswerReader(dialect.bodyFields()) : null;
+		this.pending = (this.events == null && this.body == null) ? new ByteArrayOutputStream() : null;
 	}
 
 	/**
@@ -72,8 +79,14 @@ public final class ResponseReader {
 			return;
 		}
 		ByteBuffer view = bytes.duplicate();
-		if (this.framing == Framing.JSON) {
-			append(view, MAX_BODY_BYTES);
+		if (this.body != null) {
+			this.bodyBytes += view.remaining();
+			if (this.bodyBytes > MAX_BODY_BYTES) {
+				this.overflow = true;
+			}
+			else {
+				this.body.feed(view);
+			}
 			return;
 		}
 		while (view.hasRemaining()) {
@@ -96,22 +109,27 @@ public final class ResponseReader {
 	 * Reads what is left at the end of the answer.
 	 */
 	public synchronized void finish() {
-		if (this.framing == Framing.JSON) {
+		if (this.body != null) {
 			if (this.overflow) {
 				LogOnce.warn(this.dialect.id().id() + ": large body", "llm-quota did not read usage from a "
 						+ this.dialect.id().id() + " answer larger than 16 MiB; its reservation stands");
+				return;
 			}
-			else if (this.pending.size() > 0) {
-				JsonNode body = parseBody(this.pending.toByteArray());
-				if (body != null && body.isArray()) {
-					// a stream sent as one JSON array (Gemini without alt=sse)
-					body.values().forEach((element) -> read(element, true));
-				}
-				else if (body != null) {
-					read(body, false);
-				}
+			JsonNode read;
+			try {
+				read = this.body.finish();
 			}
-			this.pending.reset();
+			catch (JsonAnswerReader.Unreadable ex) {
+				unreadable(ex.getMessage());
+				return;
+			}
+			if (read != null && read.isArray()) {
+				// a stream sent as one JSON array (Gemini without alt=sse)
+				read.values().forEach((element) -> read(element, true));
+			}
+			else if (read != null) {
+				read(read, false);
+			}
 		}
 		else if (this.events != null) {
 			if (this.events.broken() != null) {
@@ -171,20 +189,6 @@ public final class ResponseReader {
 		return this.usage;
 	}
 
-	private void append(ByteBuffer view, int limit) {
-		if (this.overflow) {
-			return;
-		}
-		if (this.pending.size() + view.remaining() > limit) {
-			this.overflow = true;
-			this.pending.reset();
-			return;
-		}
-		byte[] copy = new byte[view.remaining()];
-		view.get(copy);
-		this.pending.write(copy, 0, copy.length);
-	}
-
 	private void line() {
 		byte[] bytes = this.pending.toByteArray();
 		boolean skipped = this.overflow;
@@ -233,51 +237,19 @@ public final class ResponseReader {
 		}
 	}
 
-	/**
-	 * Parses a whole JSON answer: into a tree of only the top-level fields the dialect
-	 * reads, the rest (the generated text) skipped as the parser passes it; a body that
-	 * is not an object (a stream sent as one JSON array) is parsed whole.
-	 */
-	private JsonNode parseBody(byte[] bytes) {
-		Set<String> fields = this.dialect.bodyFields();
-		if (fields == null) {
-			return parse(bytes, 0, bytes.length);
-		}
-		try (JsonParser parser = mapper.createParser(bytes)) {
-			if (parser.nextToken() != JsonToken.START_OBJECT) {
-				return parse(bytes, 0, bytes.length);
-			}
-			ObjectNode read = mapper.createObjectNode();
-			while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
-				String name = parser.currentName();
-				parser.nextToken();
-				if (fields.contains(name)) {
-					read.set(name, parser.readValueAsTree());
-				}
-				else {
-					parser.skipChildren();
-				}
-			}
-			return read;
-		}
-		catch (JacksonException ex) {
-			return unreadable(ex);
-		}
-	}
-
 	private JsonNode parse(byte[] bytes, int offset, int length) {
 		try {
 			return mapper.readTree(bytes, offset, length);
 		}
 		catch (JacksonException ex) {
-			return unreadable(ex);
+			unreadable(ex.getOriginalMessage());
+			return null;
 		}
 	}
 
-	private JsonNode unreadable(JacksonException ex) {
+	private void unreadable(String why) {
 		LogOnce.warn(this.dialect.id().id() + ": unreadable answer", "llm-quota could not read usage from a "
-				+ this.dialect.id().id() + " answer (" + ex.getOriginalMessage() + "); it keeps the reservation");
-		return null;
+				+ this.dialect.id().id() + " answer (" + why + "); it keeps the reservation");
 	}
 
 }

@@ -208,6 +208,23 @@ class RecordedFixtureParsingTests {
 	}
 
 	@Test
+	void aJsonAnswerSplitAnywhereReadsTheSameAndTwoDocumentsKeepTheReservation() {
+		String answer = "{\"id\":\"x\",\"choices\":[{\"message\":{\"content\":\"caf\u00e9 [{}]\",\"n\":[1,2.5,null]}}],"
+				+ "\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,\"details\":{\"cached\":[true]}}}";
+		byte[] utf8 = answer.getBytes(StandardCharsets.UTF_8);
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
+		for (byte one : utf8) {
+			reader.feed(ByteBuffer.wrap(new byte[] { one }));
+		}
+		reader.finish();
+		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(12, 0, 3));
+		ResponseReader twice = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
+		twice.feed(bytes(answer + " " + answer));
+		twice.finish();
+		assertThat(twice.usage().hasUsage()).as("not one JSON document: the reservation stands").isFalse();
+	}
+
+	@Test
 	void aJsonAnswerBrokenInItsTextKeepsTheReservation() {
 		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
 		reader.feed(bytes("{\"choices\":[{\"message\":{\"content\":\"cut here"));

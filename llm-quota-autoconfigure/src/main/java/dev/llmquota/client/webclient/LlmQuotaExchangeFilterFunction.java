@@ -21,9 +21,9 @@ import reactor.core.publisher.Mono;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.codec.HttpMessageWriter;
 import org.springframework.web.reactive.function.BodyExtractors;
-import org.springframework.web.reactive.function.BodyInserter;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
@@ -92,8 +92,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			long deadline = this.calls.deadline(plan, null);
 			// Every attempt goes through admission again and reserves again.
 			return this.calls.retryPolicy()
-				.reactive(plan.retryName(),
-						(number) -> attempt(next, request, captured, replay, plan, number, deadline));
+				.reactive(plan, (number) -> attempt(next, request, captured, replay, plan, number, deadline));
 		});
 	}
 
@@ -213,21 +212,20 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		}
 	}
 
-	/** The request as the plan sends it: its URL, its body, its entry's credentials. */
+	/**
+	 * The request as the plan sends it: its URL, its body, its entry's credentials. A
+	 * call's one request takes the captured headers as they are; a route's attempts each
+	 * take a copy, for their target's credentials.
+	 */
 	private static ClientRequest replay(ClientRequest request, CapturedBody captured, CallPlan plan) {
-		byte[] bytes = plan.body();
-		Credentials credentials = plan.entry().credentials();
-		BodyInserter<byte[], org.springframework.http.client.reactive.ClientHttpRequest> inserter = (message,
-				context) -> {
-			message.getHeaders().setContentLength(bytes.length);
-			return message.writeWith(Mono.fromSupplier(() -> message.bufferFactory().wrap(bytes)));
-		};
-		return ClientRequest.from(request).url(plan.uri()).headers((headers) -> {
-			headers.clear();
+		HttpHeaders headers = captured.headers();
+		if (plan.routed()) {
+			headers = new HttpHeaders();
 			headers.putAll(captured.headers());
-			headers.setContentLength(bytes.length);
-			credentials.applyTo(headers::set);
-		}).attribute(GOVERNED, Boolean.TRUE).body(inserter).build();
+		}
+		Credentials credentials = plan.entry().credentials();
+		credentials.applyTo(headers::set);
+		return new ReplayedRequest(request, plan.uri(), headers, plan.body());
 	}
 
 }

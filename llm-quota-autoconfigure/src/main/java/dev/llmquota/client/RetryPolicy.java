@@ -60,19 +60,24 @@ public final class RetryPolicy {
 	 * Retries a reactive call's attempts. A retry that is not counted (a route moving a
 	 * call off a spent target) runs the same attempt number again, at once.
 	 * @param <T> the answer's type
-	 * @param name the retry's name: the entry's id, or the route's
+	 * @param plan the call's plan: its retry is its entry's, or its route's
 	 * @param attempt the attempt of a number, from 1, subscribed once each
 	 * @return the call
 	 */
-	public <T> Mono<T> reactive(String name, IntFunction<Mono<T>> attempt) {
+	public <T> Mono<T> reactive(CallPlan plan, IntFunction<Mono<T>> attempt) {
 		AtomicInteger attempts = new AtomicInteger();
+		boolean routed = plan.routed();
 		return Mono.defer(() -> {
 			int number = attempts.incrementAndGet();
+			if (!routed) {
+				return attempt.apply(number);
+			}
+			// only a route's call moves on
 			return Mono.defer(() -> attempt.apply(number))
 				.retryWhen(reactor.util.retry.Retry.max(MAX_MOVES)
 					.filter(RetryPolicy::movesOn)
 					.onRetryExhaustedThrow((spec, signal) -> signal.failure()));
-		}).transformDeferred(RetryOperator.of(of(name)));
+		}).transformDeferred(RetryOperator.of(of(plan.retryName())));
 	}
 
 	/**

@@ -77,7 +77,7 @@ final class Corrections {
 		this.events.reconciled(permit.pool(), demand, usage, reservedOutput, billedOutput);
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
-		List<Charge> corrections = new ArrayList<>();
+		List<Charge> corrections = new ArrayList<>(permit.charges().size());
 		boolean refunded = false;
 		for (Charge charge : permit.charges()) {
 			Dimension dimension = charge.bucket().dimension();
@@ -97,12 +97,14 @@ final class Corrections {
 		if (refunded) {
 			this.queue.wake();
 		}
-		List<BucketSpec> budgets = permit.charges()
-			.stream()
-			.map(Charge::bucket)
-			.filter((bucket) -> bucket.dimension().countsMoney())
-			.toList();
-		if (!budgets.isEmpty()) {
+		List<BucketSpec> budgets = null;
+		for (Charge charge : permit.charges()) {
+			if (charge.bucket().dimension().countsMoney()) {
+				budgets = (budgets != null) ? budgets : new ArrayList<>(2);
+				budgets.add(charge.bucket());
+			}
+		}
+		if (budgets != null) {
 			warnOfBudgetsLater(permit.pool().account(), budgets);
 		}
 	}

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * provider refuses calls; with it, none, and every document is summarised.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "demo.run-batch=false", "demo.rounds=1", "demo.documents=24", "demo.workers=24",
+		properties = { "demo.run-batch=false", "demo.rounds=1", "demo.documents=16", "demo.workers=16",
 				"demo.simulator.requests-per-minute=300", "demo.simulator.tokens-per-minute=30000",
 				"demo.simulator.time-to-first-token=50ms" })
 @ActiveProfiles("demo")
@@ -48,7 +48,7 @@ class DemoJobTests {
 
 		this.simulator.reset();
 		BatchJob.Result with = this.job.run(true);
-		assertThat(with.done()).as("documents summarised").isEqualTo(24);
+		assertThat(with.done()).as("documents summarised").isEqualTo(16);
 		assertThat(with.failed()).isZero();
 		assertThat(with.refusals()).as("rate limits the governed batch met").isZero();
 		assertThat(this.simulator.requestLog().refused()).as("the provider refused nothing").isEmpty();

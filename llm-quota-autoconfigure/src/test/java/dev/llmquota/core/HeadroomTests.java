@@ -85,13 +85,21 @@ class HeadroomTests {
 		Calls.Call third = Calls.acquire(engine, pool, new Demand(10, 10), null, Duration.ofMinutes(1));
 		Calls.settle(engine);
 		assertThat(third.admitted()).isFalse();
+		// the first question has the pool's books read: a fourth fits when the second of
+		// the minute comes back
+		engine.headroom(pool, new Demand(10, 10), null);
+		Calls.settle(engine);
 		assertThat(engine.headroom(pool, new Demand(10, 10), null).waitNanos())
-			.isEqualTo(Duration.ofSeconds(30).toNanos());
-		// cancelled, it leaves the store's answer behind: the books are taken until then
+			.isEqualTo(Duration.ofSeconds(60).toNanos());
+		// cancelled, the third leaves the last read behind until the next one
 		third.subscription.dispose();
 		Calls.settle(engine);
 		assertThat(engine.headroom(pool, new Demand(10, 10), null).waitNanos())
-			.isEqualTo(Duration.ofSeconds(30).toNanos());
+			.isEqualTo(Duration.ofSeconds(60).toNanos());
+		this.clock.advance(Duration.ofSeconds(1));
+		Calls.settle(engine);
+		assertThat(engine.headroom(pool, new Demand(10, 10), null).waitNanos())
+			.isEqualTo(Duration.ofSeconds(29).toNanos());
 	}
 
 	@Test

@@ -27,6 +27,7 @@ import dev.llmquota.provider.DialectId;
 import dev.llmquota.provider.HeaderLookup;
 import dev.llmquota.provider.InputText;
 import dev.llmquota.provider.LogOnce;
+import dev.llmquota.provider.ParsedRequest;
 import dev.llmquota.tokens.TokenEstimator;
 import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
@@ -305,19 +306,19 @@ public final class LlmQuotaCalls {
 	 */
 	public CallPlan plan(ProviderEntry entry, URI uri, byte[] body, Function<String, Object> attributes) {
 		Dialect dialect = entry.dialect();
-		JsonNode json = parse(dialect, body);
+		ParsedRequest request = parse(dialect, body);
 		if (entry.route() != null) {
-			RouteCall call = new RouteCall(entry.route(), this::plan, json, body, uri, attributes);
+			RouteCall call = new RouteCall(entry.route(), this::plan, request, body, uri, attributes);
 			return call.planFor(entry.route().targets().get(0));
 		}
-		return plan(entry, json, uri, body, attributes);
+		return plan(entry, request, uri, body, attributes);
 	}
 
-	private CallPlan plan(ProviderEntry entry, JsonNode json, URI uri, byte[] body,
+	private CallPlan plan(ProviderEntry entry, ParsedRequest request, URI uri, byte[] body,
 			Function<String, Object> attributes) {
 		Dialect dialect = entry.dialect();
 		try {
-			return plan(entry, dialect, json, uri, body, attributes);
+			return plan(entry, dialect, request, uri, body, attributes);
 		}
 		catch (RuntimeException ex) {
 			LogOnce.warn(dialect.id().id() + ": unexpected request", "llm-quota could not read a " + dialect.id().id()
@@ -326,8 +327,9 @@ public final class LlmQuotaCalls {
 		}
 	}
 
-	private CallPlan plan(ProviderEntry entry, Dialect dialect, JsonNode json, URI uri, byte[] body,
+	private CallPlan plan(ProviderEntry entry, Dialect dialect, ParsedRequest request, URI uri, byte[] body,
 			Function<String, Object> attributes) {
+		JsonNode json = (request != null) ? request.fields() : null;
 		Object modelAttribute = attributes.apply(LlmQuota.MODEL);
 		String model = (modelAttribute != null) ? modelAttribute.toString() : dialect.model(uri, json);
 		if (model == null || model.isBlank()) {
@@ -339,8 +341,8 @@ public final class LlmQuotaCalls {
 		PoolSpec spec = pool.spec();
 		TokenEstimator estimator = this.estimators.computeIfAbsent(spec.tokenizer(), TokenEstimator::of);
 		long raw;
-		if (json != null) {
-			InputText input = dialect.inputText(json);
+		if (request != null) {
+			InputText input = request.input();
 			raw = estimator.estimate(input.text(), input.structure(), input.messages());
 		}
 		else {
@@ -352,7 +354,7 @@ public final class LlmQuotaCalls {
 		long output = !generates ? 0 : (ceiling != null) ? ceiling : spec.defaultMaxTokens();
 		Demand demand = new Demand(pool.drift().correct(raw), output);
 		boolean streaming = generates && dialect.streaming(uri, json);
-		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
+		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, body) : body;
 		return new CallPlan(entry, pool, demand, raw, estimator, generates, streaming,
 				streaming && dialect.refusesInStream(uri), dialect.framing(streaming), sent,
 				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)), uri, null);
@@ -496,13 +498,12 @@ public final class LlmQuotaCalls {
 		return new GovernedCall(this.engine, plan.routed() ? plan.route().admitted() : plan, permit);
 	}
 
-	private static JsonNode parse(Dialect dialect, byte[] body) {
+	private static ParsedRequest parse(Dialect dialect, byte[] body) {
 		if (body.length == 0) {
 			return null;
 		}
 		try {
-			JsonNode json = mapper.readTree(body);
-			return (json != null && json.isObject()) ? json : null;
+			return ParsedRequest.read(body, dialect);
 		}
 		catch (JacksonException ex) {
 			LogOnce.warn(dialect.id().id() + ": unreadable request", "A " + dialect.id().id()
@@ -515,9 +516,9 @@ public final class LlmQuotaCalls {
 	 * Asks an OpenAI-style stream for its final usage chunk; any other body is sent as it
 	 * is.
 	 */
-	private static byte[] withStreamUsage(Dialect dialect, JsonNode json, byte[] body) {
+	private static byte[] withStreamUsage(Dialect dialect, byte[] body) {
 		boolean openAi = dialect.id() == DialectId.OPENAI || dialect.id() == DialectId.AZURE_OPENAI;
-		if (!openAi || !(json instanceof ObjectNode object)) {
+		if (!openAi || !(mapper.readTree(body) instanceof ObjectNode object)) {
 			return body;
 		}
 		JsonNode options = object.get("stream_options");

@@ -9,6 +9,7 @@ import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
 import reactor.core.publisher.Mono;
+import dev.llmquota.provider.ParsedRequest;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -27,7 +28,7 @@ final class RouteCall {
 
 	private final Planner planner;
 
-	private final JsonNode json;
+	private final ParsedRequest request;
 
 	private final byte[] body;
 
@@ -43,14 +44,16 @@ final class RouteCall {
 	/** Makes one target's plan from its request, as any call's. */
 	interface Planner {
 
-		CallPlan plan(ProviderEntry entry, JsonNode json, URI uri, byte[] body, Function<String, Object> attributes);
+		CallPlan plan(ProviderEntry entry, ParsedRequest request, URI uri, byte[] body,
+				Function<String, Object> attributes);
 
 	}
 
-	RouteCall(Route route, Planner planner, JsonNode json, byte[] body, URI uri, Function<String, Object> attributes) {
+	RouteCall(Route route, Planner planner, ParsedRequest request, byte[] body, URI uri,
+			Function<String, Object> attributes) {
 		this.route = route;
 		this.planner = planner;
-		this.json = json;
+		this.request = request;
 		this.body = body;
 		this.uri = uri;
 		// the target names the model, not the caller
@@ -67,18 +70,19 @@ final class RouteCall {
 		int index = this.route.targets().indexOf(target);
 		CallPlan plan = this.plans[index];
 		if (plan == null) {
-			JsonNode json = this.json;
+			ParsedRequest request = this.request;
 			byte[] body = this.body;
-			JsonNode named = (json != null) ? json.get("model") : null;
+			JsonNode named = (request != null) ? request.fields().get("model") : null;
 			boolean same = named != null && named.isString() && target.model().equals(named.asString());
-			if (json instanceof ObjectNode object && !same) {
-				// re-encoded only when the model changes
-				ObjectNode copy = object.deepCopy();
-				copy.put("model", target.model());
-				json = copy;
-				body = mapper.writeValueAsBytes(copy);
+			if (request != null && !same) {
+				// re-encoded only when the model changes, from the whole request
+				ObjectNode whole = (ObjectNode) mapper.readTree(this.body);
+				whole.put("model", target.model());
+				body = mapper.writeValueAsBytes(whole);
+				request = request.withModel(target.model());
 			}
-			plan = this.planner.plan(target.entry(), json, this.route.uriFor(target, this.uri), body, this.attributes);
+			plan = this.planner.plan(target.entry(), request, this.route.uriFor(target, this.uri), body,
+					this.attributes);
 			plan = plan.on(this);
 			this.plans[index] = plan;
 		}

@@ -27,6 +27,8 @@ final class AnthropicDialect implements Dialect {
 
 	private static final List<String> MESSAGES = List.of("system", "messages");
 
+	private static final RequestShape SHAPE = new RequestShape(TEXT, STRUCTURE, MESSAGES);
+
 	private static final String PREFIX = "anthropic-ratelimit-";
 
 	@Override
@@ -45,8 +47,8 @@ final class AnthropicDialect implements Dialect {
 	}
 
 	@Override
-	public InputText inputText(JsonNode body) {
-		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	public RequestShape requestShape() {
+		return SHAPE;
 	}
 
 	@Override

@@ -28,6 +28,8 @@ final class BedrockDialect implements Dialect {
 
 	private static final List<String> MESSAGES = List.of("system", "messages");
 
+	private static final RequestShape SHAPE = new RequestShape(TEXT, STRUCTURE, MESSAGES);
+
 	@Override
 	public DialectId id() {
 		return DialectId.BEDROCK;
@@ -47,8 +49,8 @@ final class BedrockDialect implements Dialect {
 	}
 
 	@Override
-	public InputText inputText(JsonNode body) {
-		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	public RequestShape requestShape() {
+		return SHAPE;
 	}
 
 	@Override

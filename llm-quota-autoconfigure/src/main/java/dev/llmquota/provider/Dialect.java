@@ -37,11 +37,19 @@ public interface Dialect {
 	Long outputCeiling(JsonNode body);
 
 	/**
-	 * Returns the text the provider counts as input.
+	 * Returns where the dialect's requests carry their input.
+	 * @return the shape
+	 */
+	RequestShape requestShape();
+
+	/**
+	 * Returns the text the provider counts as input, from a request already parsed.
 	 * @param body the request body
 	 * @return the input text
 	 */
-	InputText inputText(JsonNode body);
+	default InputText inputText(JsonNode body) {
+		return InputText.of(body, requestShape());
+	}
 
 	/**
 	 * Returns whether the call's endpoint generates output (chat, completions, responses)

@@ -23,6 +23,8 @@ final class GeminiDialect implements Dialect {
 
 	private static final List<String> MESSAGES = List.of("systemInstruction", "system_instruction", "contents");
 
+	private static final RequestShape SHAPE = new RequestShape(TEXT, STRUCTURE, MESSAGES);
+
 	@Override
 	public DialectId id() {
 		return DialectId.GEMINI;
@@ -47,8 +49,8 @@ final class GeminiDialect implements Dialect {
 	}
 
 	@Override
-	public InputText inputText(JsonNode body) {
-		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	public RequestShape requestShape() {
+		return SHAPE;
 	}
 
 	@Override

@@ -1,8 +1,10 @@
 package dev.llmquota.provider;
 
 import java.util.List;
-import java.util.Map;
 
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.core.ObjectReadContext;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -22,65 +24,157 @@ public record InputText(String text, int messages, String structure) {
 	/** Strings longer than this without a space are taken for base64 media. */
 	private static final int MEDIA_LENGTH = 4_096;
 
+	private static final InputText NONE = new InputText("", 0, "");
+
 	/**
-	 * Collects the input text of a request body.
+	 * Collects the input text of a request body already parsed.
 	 * @param body the request body
-	 * @param textFields top-level fields holding messages and prompts
-	 * @param structureFields top-level fields holding tool definitions and schemas
-	 * @param messageFields top-level arrays whose elements are messages
+	 * @param shape where the dialect's requests carry their input
 	 * @return the input text
 	 */
-	static InputText of(JsonNode body, List<String> textFields, List<String> structureFields,
-			List<String> messageFields) {
+	static InputText of(JsonNode body, RequestShape shape) {
 		if (body == null || !body.isObject()) {
-			return new InputText("", 0, "");
+			return NONE;
 		}
-		StringBuilder text = new StringBuilder();
-		for (String field : textFields) {
-			collect(body.get(field), text);
-		}
-		StringBuilder structure = new StringBuilder();
-		for (String field : structureFields) {
+		Collector collector = new Collector(shape);
+		for (String field : shape.textFields()) {
 			JsonNode node = body.get(field);
-			if (node != null && !node.isNull()) {
-				structure.append(node.toString());
+			if (node != null) {
+				try (JsonParser parser = node.traverse(ObjectReadContext.empty())) {
+					parser.nextToken();
+					collector.field(field, parser);
+				}
 			}
 		}
-		int messages = 0;
-		for (String field : messageFields) {
+		for (String field : shape.messageFields()) {
 			JsonNode node = body.get(field);
-			if (node != null && node.isArray()) {
-				messages += node.size();
-			}
-			else if (node != null && !node.isNull()) {
-				messages++;
+			if (node != null && !shape.textFields().contains(field)) {
+				collector.count(node.isArray() ? node.size() : node.isNull() ? 0 : 1);
 			}
 		}
-		return new InputText(text.toString(), messages, structure.toString());
+		return collector.input(body);
 	}
 
-	private static void collect(JsonNode node, StringBuilder text) {
-		if (node == null || node.isNull()) {
-			return;
+	/**
+	 * The input text of a request as its parser passes it: the fields of text and
+	 * messages are read token by token, their strings joined and their messages counted,
+	 * and never kept as a tree; the structure fields come from the tree of the rest.
+	 */
+	static final class Collector {
+
+		private final RequestShape shape;
+
+		/** Each text field's strings, joined, in the shape's order. */
+		private final StringBuilder[] texts;
+
+		private int messages;
+
+		Collector(RequestShape shape) {
+			this.shape = shape;
+			this.texts = new StringBuilder[shape.textFields().size()];
 		}
-		if (node.isString()) {
-			String value = node.asString();
+
+		/**
+		 * Reads a top-level field of text or messages, the parser at its value's first
+		 * token; leaves the parser at its last.
+		 */
+		void field(String field, JsonParser parser) {
+			int index = this.shape.textFields().indexOf(field);
+			StringBuilder text = null;
+			if (index >= 0) {
+				text = (this.texts[index] != null) ? this.texts[index] : new StringBuilder();
+				this.texts[index] = text;
+			}
+			boolean counted = this.shape.messageFields().contains(field);
+			JsonToken token = parser.currentToken();
+			if (token == JsonToken.START_ARRAY) {
+				int elements = elements(parser, text);
+				this.messages += counted ? elements : 0;
+				return;
+			}
+			if (counted && token != JsonToken.VALUE_NULL) {
+				this.messages++;
+			}
+			if (text != null) {
+				collect(parser, text);
+			}
+			else {
+				parser.skipChildren();
+			}
+		}
+
+		/** Counts messages of a field read from a tree. */
+		void count(int messages) {
+			this.messages += messages;
+		}
+
+		/** Collects each element of an array and returns how many there were. */
+		private static int elements(JsonParser parser, StringBuilder text) {
+			int elements = 0;
+			while (parser.nextToken() != JsonToken.END_ARRAY) {
+				elements++;
+				if (text != null) {
+					collect(parser, text);
+				}
+				else {
+					parser.skipChildren();
+				}
+			}
+			return elements;
+		}
+
+		/**
+		 * The input text the fields read so far hold, with the structure fields of a tree
+		 * (the request's other fields).
+		 */
+		InputText input(JsonNode rest) {
+			StringBuilder joined = new StringBuilder();
+			for (StringBuilder text : this.texts) {
+				if (text != null && !text.isEmpty()) {
+					joined.append(joined.isEmpty() ? "" : "\n").append(text);
+				}
+			}
+			StringBuilder structure = new StringBuilder();
+			for (String field : this.shape.structureFields()) {
+				JsonNode node = (rest != null) ? rest.get(field) : null;
+				if (node != null && !node.isNull()) {
+					structure.append(node.toString());
+				}
+			}
+			return new InputText(joined.toString(), this.messages, structure.toString());
+		}
+
+	}
+
+	/**
+	 * Collects the text of the value the parser is at: its strings, but media and ids;
+	 * leaves the parser at the value's last token.
+	 */
+	private static void collect(JsonParser parser, StringBuilder text) {
+		JsonToken token = parser.currentToken();
+		if (token == JsonToken.VALUE_STRING) {
+			String value = parser.getString();
 			if (value.length() < MEDIA_LENGTH || value.indexOf(' ') >= 0) {
 				if (!text.isEmpty()) {
 					text.append('\n');
 				}
 				text.append(value);
 			}
-			return;
 		}
-		if (node.isArray()) {
-			node.values().forEach((element) -> collect(element, text));
-			return;
+		else if (token == JsonToken.START_ARRAY) {
+			while (parser.nextToken() != JsonToken.END_ARRAY) {
+				collect(parser, text);
+			}
 		}
-		if (node.isObject()) {
-			for (Map.Entry<String, JsonNode> property : node.properties()) {
-				if (!SKIPPED.contains(property.getKey())) {
-					collect(property.getValue(), text);
+		else if (token == JsonToken.START_OBJECT) {
+			while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
+				String name = parser.currentName();
+				parser.nextToken();
+				if (SKIPPED.contains(name)) {
+					parser.skipChildren();
+				}
+				else {
+					collect(parser, text);
 				}
 			}
 		}

@@ -18,6 +18,8 @@ final class OllamaDialect implements Dialect {
 
 	private static final List<String> MESSAGES = List.of("system", "messages", "prompt");
 
+	private static final RequestShape SHAPE = new RequestShape(TEXT, STRUCTURE, MESSAGES);
+
 	@Override
 	public DialectId id() {
 		return DialectId.OLLAMA;
@@ -35,8 +37,8 @@ final class OllamaDialect implements Dialect {
 	}
 
 	@Override
-	public InputText inputText(JsonNode body) {
-		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	public RequestShape requestShape() {
+		return SHAPE;
 	}
 
 	@Override

@@ -27,6 +27,8 @@ class OpenAiDialect implements Dialect {
 
 	private static final List<String> MESSAGES = List.of("messages", "input", "instructions");
 
+	private static final RequestShape SHAPE = new RequestShape(TEXT, STRUCTURE, MESSAGES);
+
 	@Override
 	public DialectId id() {
 		return DialectId.OPENAI;
@@ -45,8 +47,8 @@ class OpenAiDialect implements Dialect {
 	}
 
 	@Override
-	public InputText inputText(JsonNode body) {
-		return InputText.of(body, TEXT, STRUCTURE, MESSAGES);
+	public RequestShape requestShape() {
+		return SHAPE;
 	}
 
 	@Override

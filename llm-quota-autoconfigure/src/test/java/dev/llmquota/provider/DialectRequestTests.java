@@ -1,12 +1,14 @@
 package dev.llmquota.provider;
 
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Where each dialect's calls name their model, output ceiling and input.
@@ -35,6 +37,37 @@ class DialectRequestTests {
 		assertThat(input.text()).contains("Be brief.").contains("Summarise this.").doesNotContain("base64");
 		assertThat(input.messages()).isEqualTo(2);
 		assertThat(input.structure()).contains("lookup");
+	}
+
+	@Test
+	void aRequestIsReadInOnePassItsTextNeverATree() {
+		Dialect openai = Dialect.of(DialectId.OPENAI);
+		String text = """
+				{"instructions":"Be kind.","model":"gpt-5","messages":[{"role":"user","content":"Hi there",
+				  "name":"ann","image_url":{"url":"x"}},{"role":"user","content":["a", null, 3, {"text":"b"}]}],
+				 "max_output_tokens":2000,"stream":false,"tools":[{"type":"function","name":"f"}],"input":null}""";
+		ParsedRequest read = ParsedRequest.read(text.getBytes(StandardCharsets.UTF_8), openai);
+		// in the shape's order (messages, input, instructions), as read from a tree
+		assertThat(read.input()).isEqualTo(openai.inputText(json(text)));
+		assertThat(read.input().text()).isEqualTo("Hi there\na\nb\nBe kind.");
+		assertThat(read.input().messages()).isEqualTo(3);
+		assertThat(read.input().structure()).isEqualTo("[{\"type\":\"function\",\"name\":\"f\"}]");
+		// the rest, as a tree the dialect reads: no messages kept
+		assertThat(read.fields().propertyNames()).containsExactly("model", "max_output_tokens", "stream", "tools");
+		assertThat(openai.outputCeiling(read.fields())).isEqualTo(2000);
+		assertThat(read.withModel("gpt-5-mini").fields().get("model").asString()).isEqualTo("gpt-5-mini");
+		assertThat(read.fields().get("model").asString()).isEqualTo("gpt-5");
+	}
+
+	@Test
+	void aRequestThatIsNotOneJsonObjectIsNotRead() {
+		Dialect openai = Dialect.of(DialectId.OPENAI);
+		assertThat(ParsedRequest.read("[1]".getBytes(StandardCharsets.UTF_8), openai)).isNull();
+		assertThatThrownBy(() -> ParsedRequest.read("{\"model\":\"m\"} {}".getBytes(StandardCharsets.UTF_8), openai))
+			.isInstanceOf(tools.jackson.core.JacksonException.class);
+		assertThatThrownBy(
+				() -> ParsedRequest.read("{\"messages\":[{\"content\":\"cut".getBytes(StandardCharsets.UTF_8), openai))
+			.isInstanceOf(tools.jackson.core.JacksonException.class);
 	}
 
 	@Test

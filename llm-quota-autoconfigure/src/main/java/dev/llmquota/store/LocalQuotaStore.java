@@ -42,10 +42,24 @@ public final class LocalQuotaStore implements QuotaStore {
 		this.lock.lock();
 		try {
 			BookingRequest.Reserve keep = keptBack(request.reserve(), now);
+			List<Charge> charges = request.charges();
+			// each bucket is looked up once: asked, then charged
+			Object[] buckets = new Object[charges.size()];
 			BucketSpec binding = null;
 			long longest = -1;
-			for (Charge charge : request.charges()) {
-				long wait = waitFor(charge, keep, now, wallNow);
+			for (int i = 0; i < buckets.length; i++) {
+				Charge charge = charges.get(i);
+				long wait;
+				if (charge.bucket().daily()) {
+					DayCounter counter = day(charge.bucket(), wallNow);
+					buckets[i] = counter;
+					wait = dayWait(counter, charge, wallNow);
+				}
+				else {
+					RateBucket bucket = rate(charge.bucket(), now);
+					buckets[i] = bucket;
+					wait = rateWait(bucket, charge, keep, now);
+				}
 				// A daily counter is not booked ahead into the next day: the caller asks
 				// again then.
 				if (charge.bucket().daily() && wait > 0) {
@@ -65,20 +79,20 @@ public final class LocalQuotaStore implements QuotaStore {
 				return new Booking.Refused(binding, wait);
 			}
 			long start = now + wait;
-			for (Charge charge : request.charges()) {
-				if (charge.bucket().daily()) {
-					day(charge.bucket(), wallNow).add(charge.units(), wallNow);
+			for (int i = 0; i < buckets.length; i++) {
+				Charge charge = charges.get(i);
+				if (buckets[i] instanceof DayCounter counter) {
+					counter.add(charge.units(), wallNow);
 				}
 				else {
 					// Each bucket is charged when it allows the call, not at the call's
 					// start: a bucket with room now is not held until a slower bucket
 					// allows the call.
-					RateBucket bucket = rate(charge.bucket(), now);
-					long floor = (keep != null) ? keep.floor(bucket.capacity()) : 0;
-					bucket.take(charge.units(), now + bucket.nanosUntil(charge.units(), floor, now));
+					RateBucket bucket = (RateBucket) buckets[i];
+					bucket.take(charge.units(), now + rateWait(bucket, charge, keep, now));
 				}
 			}
-			return new Booking.Booked(start, wallNow, List.copyOf(request.charges()));
+			return new Booking.Booked(start, wallNow, List.copyOf(charges));
 		}
 		finally {
 			this.lock.unlock();
@@ -204,13 +218,19 @@ public final class LocalQuotaStore implements QuotaStore {
 	private long waitFor(Charge charge, BookingRequest.Reserve keep, long now, Instant wallNow) {
 		BucketSpec spec = charge.bucket();
 		if (spec.daily()) {
-			DayCounter counter = day(spec, wallNow);
-			if (counter.fits(charge.units(), wallNow)) {
-				return 0;
-			}
-			return Math.max(1, Duration.between(wallNow, counter.nextReset(wallNow)).toNanos());
+			return dayWait(day(spec, wallNow), charge, wallNow);
 		}
-		RateBucket bucket = rate(spec, now);
+		return rateWait(rate(spec, now), charge, keep, now);
+	}
+
+	private static long dayWait(DayCounter counter, Charge charge, Instant wallNow) {
+		if (counter.fits(charge.units(), wallNow)) {
+			return 0;
+		}
+		return Math.max(1, Duration.between(wallNow, counter.nextReset(wallNow)).toNanos());
+	}
+
+	private static long rateWait(RateBucket bucket, Charge charge, BookingRequest.Reserve keep, long now) {
 		long floor = (keep != null) ? keep.floor(bucket.capacity()) : 0;
 		return bucket.nanosUntil(charge.units(), floor, now);
 	}

@@ -105,8 +105,8 @@ public class FilterOverheadBenchmark {
 			Figures baseline8 = figures.get(3);
 			Figures governed8 = figures.get(5);
 			table.append(String.format(Locale.ROOT,
-					"%nAgainst the same Spring stack without llm-quota: +%.0f us a call (p50 +%.0f us) with one caller;"
-							+ " with %d callers +%.0f us of CPU a call (%+.0f%%), %.2f of its throughput, %,.0f bytes"
+					"%nAgainst the same Spring stack without llm-quota: %+.0f us a call (p50 %+.0f us) with one caller;"
+							+ " with %d callers %+.0f us of CPU a call (%+.0f%%), %.2f of its throughput, %,.0f bytes"
 							+ " allocated a call against %,.0f%n",
 					governed1.mean - baseline1.mean, governed1.p50 - baseline1.p50, CALLERS,
 					governed8.cpuPerCall - baseline8.cpuPerCall,

@@ -241,12 +241,12 @@ class RedisClusterTests {
 				}
 				java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
 				java.util.Queue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
-				List<reactor.core.Disposable> load = new ArrayList<>();
+				List<reactor.core.publisher.Mono<Void>> loads = new ArrayList<>();
 				String body = "{\"model\":\"test-model\",\"max_tokens\":10,"
 						+ "\"messages\":[{\"role\":\"user\",\"content\":\"Say ok.\"}]}";
 				for (dev.llmquota.client.GovernedApp replica : replicas) {
 					org.springframework.web.reactive.function.client.WebClient client = replica.webClient();
-					load.add(reactor.core.publisher.Flux.interval(Duration.ofMillis(50))
+					loads.add(reactor.core.publisher.Flux.interval(Duration.ofMillis(50))
 						.take(Duration.ofSeconds(6))
 						.flatMap((i) -> client.post()
 							.uri(simulator.baseUrl() + "/v1/chat/completions")
@@ -259,8 +259,12 @@ class RedisClusterTests {
 								failures.add(ex);
 								return reactor.core.publisher.Mono.empty();
 							}), 1_000)
-						.subscribe());
+						.then());
 				}
+				// the load ends by itself: six seconds of calls, then those still waiting
+				// (cancelling them would free their slots while the provider still counts
+				// the calls sent)
+				java.util.concurrent.CompletableFuture<Void> load = reactor.core.publisher.Mono.when(loads).toFuture();
 				long start = System.nanoTime();
 				await().atMost(PATIENCE).until(() -> System.nanoTime() - start > Duration.ofSeconds(2).toNanos());
 				int master = masterOf(node(0).clusterKeyslot("llmq:{" + provider + "}:x"));
@@ -268,8 +272,7 @@ class RedisClusterTests {
 				node(replica).clusterFailover(false);
 				await().atMost(PATIENCE).until(() -> node(replica).info("replication").contains("role:master"));
 				int beforeFailover = done.get();
-				await().atMost(PATIENCE).until(() -> System.nanoTime() - start > Duration.ofSeconds(6).toNanos());
-				load.forEach(reactor.core.Disposable::dispose);
+				await().atMost(PATIENCE).until(load::isDone);
 				assertThat(replicas).as("both on the cluster's books at the end")
 					.allSatisfy((app) -> assertThat(app.engine().store().status().reachable()).isTrue());
 				assertThat(simulator.requestLog().refused()).as("calls the provider refused: over its three in flight")

@@ -87,46 +87,36 @@ final class LocalDrain extends QueueBooks implements Drain {
 
 	@Override
 	public Headroom headroom(Waiter probe, List<Waiter> ahead, long now, java.time.Instant wallNow) {
-		if (ahead.isEmpty()) {
-			long bucketWait = this.store.nanosUntilAvailable(probe.localBookingRequest(), now, wallNow);
-			return headroom(probe, now, wallNow, bucketWait, () -> binding(probe.charges, probe.charges, now, wallNow));
-		}
-		List<Charge> behind = probe.chargesBehind(ahead);
+		List<Charge> behind = ahead.isEmpty() ? probe.charges : probe.chargesBehind(ahead);
 		long bucketWait = 0;
+		Charge binding = behind.isEmpty() ? null : behind.get(0);
 		for (int i = 0; i < behind.size(); i++) {
-			bucketWait = Math.max(bucketWait, waitBehind(behind.get(i), probe.charges.get(i).units(), now, wallNow));
+			long wait = waitBehind(probe, behind.get(i), probe.charges.get(i).units(), now, wallNow);
+			if (wait > bucketWait) {
+				bucketWait = wait;
+				binding = behind.get(i);
+			}
 		}
-		return headroom(probe, now, wallNow, bucketWait, () -> binding(behind, probe.charges, now, wallNow));
+		Charge named = binding;
+		return headroom(probe, now, wallNow, bucketWait,
+				() -> (named != null) ? named.bucket().scope().id() + " " + named.bucket().dimension().id() : null);
 	}
 
 	/**
 	 * How long a bucket makes a call wait behind the calls ahead, its units and theirs
-	 * summed in {@code charge}: beyond the bucket's capacity, the rest comes at its rate
-	 * once it is full (a call larger than the capacity alone goes when it is full).
+	 * summed in {@code charge} (a batch call leaving the interactive reserve): beyond the
+	 * bucket's capacity, the rest comes at its rate once it is full (a call larger than
+	 * the capacity alone goes when it is full).
 	 */
-	private long waitBehind(Charge charge, long own, long now, java.time.Instant wallNow) {
+	private long waitBehind(Waiter probe, Charge charge, long own, long now, java.time.Instant wallNow) {
 		BucketSpec bucket = charge.bucket();
 		if (bucket.daily() || charge.units() <= bucket.capacity()) {
-			return this.store.nanosUntilAvailable(List.of(charge), now, wallNow);
+			return this.store.nanosUntilAvailable(probe.localBookingRequest(List.of(charge)), now, wallNow);
 		}
 		long full = this.store.nanosUntilAvailable(List.of(new Charge(bucket, bucket.capacity())), now, wallNow);
 		long beyond = charge.units() - Math.max(bucket.capacity(), own);
 		return Arith.saturatedAdd(full,
 				(beyond > 0) ? Arith.mulDivCeil(beyond, 60_000_000_000L, Math.max(1, bucket.enforced())) : 0);
-	}
-
-	/** Names the bucket that makes the call wait longest. */
-	private String binding(List<Charge> behind, List<Charge> own, long now, java.time.Instant wallNow) {
-		Charge binding = behind.get(0);
-		long longest = -1;
-		for (int i = 0; i < behind.size(); i++) {
-			long wait = waitBehind(behind.get(i), own.get(i).units(), now, wallNow);
-			if (wait > longest) {
-				longest = wait;
-				binding = behind.get(i);
-			}
-		}
-		return binding.bucket().scope().id() + " " + binding.bucket().dimension().id();
 	}
 
 	@Override

@@ -184,7 +184,14 @@ final class Waiter implements Admission.Call {
 
 	/** Returns what the call asks of a store of this process: charges and reserve. */
 	BookingRequest localBookingRequest() {
-		return new BookingRequest(this.charges, List.of(), List.of(), this.reserve);
+		return localBookingRequest(this.charges);
+	}
+
+	/**
+	 * Returns what some charges ask of a store of this process, with the call's reserve.
+	 */
+	BookingRequest localBookingRequest(List<Charge> charges) {
+		return new BookingRequest(charges, List.of(), List.of(), this.reserve);
 	}
 
 	/**

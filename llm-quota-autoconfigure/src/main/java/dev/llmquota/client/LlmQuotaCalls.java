@@ -354,7 +354,7 @@ public final class LlmQuotaCalls {
 		long output = !generates ? 0 : (ceiling != null) ? ceiling : spec.defaultMaxTokens();
 		Demand demand = new Demand(pool.drift().correct(raw), output);
 		boolean streaming = generates && dialect.streaming(uri, json);
-		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, body) : body;
+		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
 		return new CallPlan(entry, pool, demand, raw, estimator, generates, streaming,
 				streaming && dialect.refusesInStream(uri), dialect.framing(streaming), sent,
 				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)), uri, null);
@@ -516,21 +516,22 @@ public final class LlmQuotaCalls {
 	 * Asks an OpenAI-style stream for its final usage chunk; any other body is sent as it
 	 * is.
 	 */
-	private static byte[] withStreamUsage(Dialect dialect, byte[] body) {
+	private static byte[] withStreamUsage(Dialect dialect, JsonNode fields, byte[] body) {
 		boolean openAi = dialect.id() == DialectId.OPENAI || dialect.id() == DialectId.AZURE_OPENAI;
-		if (!openAi || !(mapper.readTree(body) instanceof ObjectNode object)) {
+		if (!openAi || fields == null) {
 			return body;
 		}
-		JsonNode options = object.get("stream_options");
+		JsonNode options = fields.get("stream_options");
 		if (options != null && options.isObject() && options.path("include_usage").asBoolean(false)) {
 			return body;
 		}
-		ObjectNode copy = object.deepCopy();
+		// rewritten from the whole request: its fields hold no text
+		ObjectNode whole = (ObjectNode) mapper.readTree(body);
 		ObjectNode streamOptions = (options != null && options.isObject()) ? (ObjectNode) options.deepCopy()
-				: copy.objectNode();
+				: whole.objectNode();
 		streamOptions.put("include_usage", true);
-		copy.set("stream_options", streamOptions);
-		return mapper.writeValueAsBytes(copy);
+		whole.set("stream_options", streamOptions);
+		return mapper.writeValueAsBytes(whole);
 	}
 
 	private static Boolean bool(Object value) {

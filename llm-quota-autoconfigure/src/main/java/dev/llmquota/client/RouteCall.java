@@ -32,6 +32,9 @@ final class RouteCall {
 
 	private final byte[] body;
 
+	/** The whole request as a tree, parsed once for the targets whose model differs. */
+	private ObjectNode whole;
+
 	private final URI uri;
 
 	private final Function<String, Object> attributes;
@@ -76,9 +79,11 @@ final class RouteCall {
 			boolean same = named != null && named.isString() && target.model().equals(named.asString());
 			if (request != null && !same) {
 				// re-encoded only when the model changes, from the whole request
-				ObjectNode whole = (ObjectNode) mapper.readTree(this.body);
-				whole.put("model", target.model());
-				body = mapper.writeValueAsBytes(whole);
+				if (this.whole == null) {
+					this.whole = (ObjectNode) mapper.readTree(this.body);
+				}
+				this.whole.put("model", target.model());
+				body = mapper.writeValueAsBytes(this.whole);
 				request = request.withModel(target.model());
 			}
 			plan = this.planner.plan(target.entry(), request, this.route.uriFor(target, this.uri), body,

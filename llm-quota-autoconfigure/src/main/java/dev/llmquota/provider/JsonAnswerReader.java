@@ -10,7 +10,6 @@ import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.core.async.ByteBufferFeeder;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
@@ -24,9 +23,7 @@ import tools.jackson.databind.node.ObjectNode;
  */
 final class JsonAnswerReader {
 
-	private static final JsonMapper mapper = JsonMapper.shared();
-
-	private static final JsonNodeFactory nodes = JsonNodeFactory.instance;
+	private static final JsonNodeFactory nodes = JsonTrees.nodes;
 
 	/** The top-level fields kept, or {@code null} to keep them all. */
 	private final Set<String> fields;
@@ -56,7 +53,7 @@ final class JsonAnswerReader {
 
 	JsonAnswerReader(Set<String> fields) {
 		this.fields = fields;
-		this.parser = mapper.createNonBlockingByteBufferParser();
+		this.parser = JsonTrees.nonBlockingParser();
 		this.feeder = (ByteBufferFeeder) this.parser.nonBlockingInputFeeder();
 	}
 
@@ -138,7 +135,7 @@ final class JsonAnswerReader {
 			return;
 		}
 		JsonNode value = (token == JsonToken.START_OBJECT) ? nodes.objectNode()
-				: (token == JsonToken.START_ARRAY) ? nodes.arrayNode() : scalar(token);
+				: (token == JsonToken.START_ARRAY) ? nodes.arrayNode() : JsonTrees.scalar(this.parser, token);
 		JsonNode parent = this.open.peekLast();
 		if (parent == null) {
 			this.root = value;
@@ -153,18 +150,6 @@ final class JsonAnswerReader {
 		if (value.isContainer()) {
 			this.open.addLast(value);
 		}
-	}
-
-	private JsonNode scalar(JsonToken token) {
-		return switch (token) {
-			case VALUE_STRING -> nodes.stringNode(this.parser.getString());
-			case VALUE_NUMBER_INT -> (this.parser.getNumberType() == JsonParser.NumberType.BIG_INTEGER)
-					? nodes.numberNode(this.parser.getBigIntegerValue()) : nodes.numberNode(this.parser.getLongValue());
-			case VALUE_NUMBER_FLOAT -> nodes.numberNode(this.parser.getDoubleValue());
-			case VALUE_TRUE -> nodes.booleanNode(true);
-			case VALUE_FALSE -> nodes.booleanNode(false);
-			default -> nodes.nullNode();
-		};
 	}
 
 	/** The answer was not one well-formed JSON document. */

@@ -4,8 +4,6 @@ import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.core.exc.StreamReadException;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -19,8 +17,6 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public record ParsedRequest(ObjectNode fields, InputText input) {
 
-	private static final JsonMapper mapper = JsonMapper.shared();
-
 	/**
 	 * Reads a request body for a dialect.
 	 * @param body the body
@@ -30,11 +26,11 @@ public record ParsedRequest(ObjectNode fields, InputText input) {
 	 */
 	public static ParsedRequest read(byte[] body, Dialect dialect) {
 		RequestShape shape = dialect.requestShape();
-		try (JsonParser parser = mapper.createParser(body)) {
+		try (JsonParser parser = JsonTrees.parser(body)) {
 			if (parser.nextToken() != JsonToken.START_OBJECT) {
 				return null;
 			}
-			ObjectNode fields = mapper.createObjectNode();
+			ObjectNode fields = JsonTrees.nodes.objectNode();
 			InputText.Collector input = new InputText.Collector(shape);
 			while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
 				String name = parser.currentName();
@@ -43,7 +39,7 @@ public record ParsedRequest(ObjectNode fields, InputText input) {
 					input.field(name, parser);
 				}
 				else {
-					fields.set(name, (JsonNode) parser.readValueAsTree());
+					fields.set(name, JsonTrees.value(parser));
 				}
 			}
 			if (parser.nextToken() != null) {

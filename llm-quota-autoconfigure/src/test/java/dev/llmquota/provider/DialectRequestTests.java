@@ -60,6 +60,25 @@ class DialectRequestTests {
 	}
 
 	@Test
+	void theFieldsKeptAreTheTreeTheMapperWouldRead() {
+		Dialect openai = Dialect.of(DialectId.OPENAI);
+		String text = """
+				{"model":"gpt-5","max_tokens":2147483648,"n":1,"seed":123456789012345678901234567890,
+				 "temperature":0.25,"top_p":1e-3,"stream":true,"user":null,"store":false,
+				 "messages":[{"role":"user","content":"Hi"}],
+				 "tools":[{"type":"function","function":{"name":"f","strict":true,"parameters":{"type":"object",
+				   "properties":{},"required":[],"enum":[1,2.5,"x",null,[[]]]}}}],
+				 "response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{}}}}""";
+		ParsedRequest read = ParsedRequest.read(text.getBytes(StandardCharsets.UTF_8), openai);
+		JsonNode expected = json(text);
+		((tools.jackson.databind.node.ObjectNode) expected).remove("messages");
+		assertThat(read.fields()).isEqualTo(expected);
+		assertThat(read.fields().get("max_tokens").isLong()).isTrue();
+		assertThat(read.fields().get("n").isInt()).isTrue();
+		assertThat(read.fields().get("seed").isBigInteger()).isTrue();
+	}
+
+	@Test
 	void aRequestThatIsNotOneJsonObjectIsNotRead() {
 		Dialect openai = Dialect.of(DialectId.OPENAI);
 		assertThat(ParsedRequest.read("[1]".getBytes(StandardCharsets.UTF_8), openai)).isNull();

@@ -10,10 +10,11 @@ import java.util.List;
 final class Signals {
 
 	/**
-	 * Signals produced on this thread while it is already signalling (see emit); empty
-	 * and removed once the outermost signal returns.
+	 * Each thread's signalling: whether it is signalling now, and the signals produced on
+	 * it meanwhile (see emit). Made once a thread and reused, so a call's signal
+	 * allocates nothing.
 	 */
-	private static final ThreadLocal<ArrayDeque<Runnable>> pending = new ThreadLocal<>();
+	private static final ThreadLocal<Signalling> signalling = ThreadLocal.withInitial(Signalling::new);
 
 	private Signals() {
 	}
@@ -29,28 +30,53 @@ final class Signals {
 		if (after.isEmpty()) {
 			return;
 		}
-		ArrayDeque<Runnable> queued = pending.get();
-		if (queued != null) {
-			queued.addAll(after);
+		Signalling thread = signalling.get();
+		if (thread.running) {
+			thread.pending.addAll(after);
+			thread.grown |= thread.pending.size() > Signalling.KEPT;
 			return;
 		}
-		queued = new ArrayDeque<>(after);
-		pending.set(queued);
+		thread.running = true;
 		try {
+			for (int i = 0; i < after.size(); i++) {
+				run(after.get(i));
+			}
 			Runnable signal;
-			while ((signal = queued.poll()) != null) {
-				try {
-					signal.run();
-				}
-				catch (RuntimeException ex) {
-					// A subscriber's failure must not stop the signals of other callers.
-					Thread.currentThread().getUncaughtExceptionHandler().uncaughtException(Thread.currentThread(), ex);
-				}
+			while ((signal = thread.pending.poll()) != null) {
+				run(signal);
 			}
 		}
 		finally {
-			pending.remove();
+			thread.pending.clear();
+			if (thread.grown) {
+				// a burst's queue is not kept for the life of the thread
+				thread.pending = new ArrayDeque<>();
+				thread.grown = false;
+			}
+			thread.running = false;
 		}
+	}
+
+	private static void run(Runnable signal) {
+		try {
+			signal.run();
+		}
+		catch (RuntimeException ex) {
+			// A subscriber's failure must not stop the signals of other callers.
+			Thread.currentThread().getUncaughtExceptionHandler().uncaughtException(Thread.currentThread(), ex);
+		}
+	}
+
+	private static final class Signalling {
+
+		private static final int KEPT = 1024;
+
+		private ArrayDeque<Runnable> pending = new ArrayDeque<>();
+
+		private boolean running;
+
+		private boolean grown;
+
 	}
 
 }

@@ -39,7 +39,7 @@ final class ReplayedRequest implements ClientRequest {
 	 * Creates the attempt's request.
 	 * @param request the caller's request
 	 * @param url where it goes
-	 * @param headers its headers, the attempt's own: set here with the body's length
+	 * @param headers its headers, the attempt's own: the body's length is set here
 	 * @param bytes the body
 	 */
 	ReplayedRequest(ClientRequest request, URI url, HttpHeaders headers, byte[] bytes) {
@@ -47,7 +47,10 @@ final class ReplayedRequest implements ClientRequest {
 		this.url = url;
 		this.headers = headers;
 		this.bytes = bytes;
-		this.headers.setContentLength(bytes.length);
+		// the codecs set it for the body they wrote; a rewritten body has its own
+		if (this.headers.getContentLength() != bytes.length) {
+			this.headers.setContentLength(bytes.length);
+		}
 		this.attributes = new HashMap<>(request.attributes());
 		this.attributes.put(LlmQuotaExchangeFilterFunction.GOVERNED, Boolean.TRUE);
 	}
@@ -111,7 +114,6 @@ final class ReplayedRequest implements ClientRequest {
 	}
 
 	private Mono<Void> write(ClientHttpRequest message) {
-		message.getHeaders().setContentLength(this.bytes.length);
 		return message.writeWith(Mono.fromSupplier(() -> message.bufferFactory().wrap(this.bytes)));
 	}
 

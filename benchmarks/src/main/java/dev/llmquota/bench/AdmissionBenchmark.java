@@ -1,5 +1,6 @@
 package dev.llmquota.bench;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.file.Files;
@@ -7,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -15,6 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
 
 import dev.llmquota.core.Accounting;
 import dev.llmquota.core.Demand;
@@ -137,16 +140,55 @@ public class AdmissionBenchmark {
 		return all;
 	}
 
-	/** Options of a short JMH run in this process (a Boot jar cannot fork JMH). */
+	/**
+	 * Options of a short JMH run: each benchmark in a JVM of its own, so one's JIT
+	 * profile does not shape the next one's code (see {@link #classPathForForks()}).
+	 */
 	static OptionsBuilder options(String include) {
 		OptionsBuilder options = new OptionsBuilder();
 		options.include(include)
-			.forks(0)
+			.forks(1)
 			.warmupIterations(3)
 			.warmupTime(TimeValue.seconds(1))
 			.measurementIterations(5)
 			.measurementTime(TimeValue.seconds(1));
 		return options;
+	}
+
+	/**
+	 * Gives JMH's forks a class path that holds the benchmarks. A fork is started with
+	 * this JVM's class path, which for a Spring Boot jar is the jar alone: its libraries
+	 * are nested in it, read by Boot's own class loader. The jar is extracted once, with
+	 * Boot's jar tools, into a folder whose jar names its libraries in its manifest, and
+	 * the forks are given that jar. Run from a plain class path, nothing is done.
+	 * @throws IOException if the jar cannot be extracted
+	 * @throws InterruptedException if interrupted while it is
+	 */
+	static void classPathForForks() throws IOException, InterruptedException {
+		if (AdmissionBenchmark.class.getClassLoader() == ClassLoader.getSystemClassLoader()) {
+			return;
+		}
+		Path jar = Path.of(System.getProperty("java.class.path"));
+		Path folder = Files.createTempDirectory("llm-quota-benchmarks");
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> delete(folder)));
+		String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+		Process extract = new ProcessBuilder(java, "-Djarmode=tools", "-jar", jar.toString(), "extract",
+				"--destination", folder.toString())
+			.inheritIO()
+			.start();
+		if (extract.waitFor() != 0) {
+			throw new IOException("Could not extract " + jar + " for JMH's forks (exit " + extract.exitValue() + ")");
+		}
+		System.setProperty("java.class.path", folder.resolve(jar.getFileName()).toString());
+	}
+
+	private static void delete(Path folder) {
+		try (Stream<Path> paths = Files.walk(folder)) {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		}
+		catch (IOException ex) {
+			// a temporary folder left behind
+		}
 	}
 
 	/** An engine of one provider entry, one model, and that many stored dimensions. */
@@ -186,9 +228,11 @@ public class AdmissionBenchmark {
 		StringBuilder table = new StringBuilder();
 		table.append("Admission cost: reserve + release on one pool (llm-quota: acquire, the Mono and the queue;\n")
 			.append("tryAcquire, the fast path of a call nothing stands before) against tryConsume on as many\n")
-			.append("buckets (Bucket4j), ns per operation, mean of 5 one-second iterations after 3 of warm-up\n\n");
+			.append("buckets (Bucket4j), ns per operation, mean of 5 one-second iterations after 3 of warm-up,\n")
+			.append("each benchmark in a JVM of its own (one JMH fork)\n\n");
 		table.append(String.format(Locale.ROOT, "%-8s %-11s %14s %14s %14s %10s%n", "threads", "dimensions", "acquire",
 				"tryAcquire", "Bucket4j", "ratio"));
+		classPathForForks();
 		for (int threads : new int[] { 1, 2 }) {
 			Map<String, Double> scores = new LinkedHashMap<>();
 			Options options = options(AdmissionBenchmark.class.getName() + "\\.").threads(threads).build();

@@ -13,6 +13,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongUnaryOperator;
 import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
 
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
@@ -30,9 +31,10 @@ import org.springframework.web.reactive.function.client.WebClient;
  * {@code WebClient.create()}, Spring Boot's {@code WebClient.Builder} without llm-quota
  * ({@code llm.quota.enabled=false}: the fair baseline, the same Spring stack), and the
  * same builder with llm-quota governing it (limits no call reaches). Each client is
- * warmed with 20,000 calls, then measured with one caller and with eight: latency (mean,
- * p50, p99), throughput, CPU time per call over all threads and bytes allocated per call
- * over all threads.
+ * warmed with 20,000 calls, then measured in three rounds, the clients taking turns in
+ * each (so a slower spell of the machine falls on all of them), with one caller and with
+ * eight: latency (mean, p50, p99), throughput, CPU time per call over all threads and
+ * bytes allocated per call over all threads; each figure is the median of the rounds.
  */
 public class FilterOverheadBenchmark {
 
@@ -48,6 +50,8 @@ public class FilterOverheadBenchmark {
 	private static final int CALLS = Integer.getInteger("filter.calls", 20_000);
 
 	private static final int CALLERS = 8;
+
+	private static final int ROUNDS = Integer.getInteger("filter.rounds", 3);
 
 	private static final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory
 		.getThreadMXBean();
@@ -87,23 +91,38 @@ public class FilterOverheadBenchmark {
 					new Client("Boot's builder, llm-quota off", () -> without.getBean(WebClient.Builder.class).build()),
 					new Client("Boot's builder, llm-quota on", () -> with.getBean(WebClient.Builder.class).build()));
 			StringBuilder table = new StringBuilder(String.format(Locale.ROOT,
-					"Filter overhead: loopback round trips, %,d warm-up calls per client, then %,d calls with 1 caller"
-							+ " and %,d with %d callers%n%n",
-					WARM_UP, CALLS, CALLS * 2, CALLERS));
+					"Filter overhead: loopback round trips, %,d warm-up calls per client, then %d rounds; in each round"
+							+ " every client in turn makes %,d calls with 1 caller and %,d with %d callers; every figure is"
+							+ " the median of the rounds%n%n",
+					WARM_UP, ROUNDS, CALLS, CALLS * 2, CALLERS));
 			table.append(String.format(Locale.ROOT, "%-32s %7s %9s %8s %8s %9s %11s %12s%n", "client", "callers",
 					"mean us", "p50 us", "p99 us", "calls/s", "CPU us/call", "bytes/call"));
-			List<Figures> figures = new ArrayList<>();
+			List<WebClient> webClients = new ArrayList<>();
 			for (Client client : clients) {
 				WebClient webClient = client.factory.get();
 				measure(webClient, url, 1, WARM_UP);
-				figures.add(measure(webClient, url, 1, CALLS).named(client.name));
-				figures.add(measure(webClient, url, CALLERS, CALLS * 2).named(client.name));
+				webClients.add(webClient);
 			}
-			figures.forEach((row) -> table.append(row.line()));
-			Figures baseline1 = figures.get(2);
-			Figures governed1 = figures.get(4);
-			Figures baseline8 = figures.get(3);
-			Figures governed8 = figures.get(5);
+			// rounds[round][client * 2 + (0: one caller, 1: eight)]
+			List<List<Figures>> rounds = new ArrayList<>();
+			for (int round = 0; round < ROUNDS; round++) {
+				List<Figures> figures = new ArrayList<>();
+				for (int i = 0; i < clients.size(); i++) {
+					figures.add(measure(webClients.get(i), url, 1, CALLS).named(clients.get(i).name));
+					figures.add(measure(webClients.get(i), url, CALLERS, CALLS * 2).named(clients.get(i).name));
+				}
+				rounds.add(figures);
+			}
+			List<Figures> medians = new ArrayList<>();
+			for (int row = 0; row < clients.size() * 2; row++) {
+				int at = row;
+				medians.add(Figures.median(rounds.stream().map((figures) -> figures.get(at)).toList()));
+			}
+			medians.forEach((row) -> table.append(row.line()));
+			Figures baseline1 = medians.get(2);
+			Figures governed1 = medians.get(4);
+			Figures baseline8 = medians.get(3);
+			Figures governed8 = medians.get(5);
 			table.append(String.format(Locale.ROOT,
 					"%nAgainst the same Spring stack without llm-quota: %+.0f us a call (p50 %+.0f us) with one caller;"
 							+ " with %d callers %+.0f us of CPU a call (%+.0f%%), %.2f of its throughput, %,.0f bytes"
@@ -112,6 +131,16 @@ public class FilterOverheadBenchmark {
 					governed8.cpuPerCall - baseline8.cpuPerCall,
 					100 * (governed8.cpuPerCall - baseline8.cpuPerCall) / baseline8.cpuPerCall,
 					governed8.throughput / baseline8.throughput, governed8.bytesPerCall, baseline8.bytesPerCall));
+			// the spread the medians hide: each round's own difference
+			StringBuilder spread = new StringBuilder();
+			for (List<Figures> figures : rounds) {
+				spread.append(String.format(Locale.ROOT, "%s%+.0f us / %.2f", spread.isEmpty() ? "" : ", ",
+						figures.get(5).cpuPerCall - figures.get(3).cpuPerCall,
+						figures.get(5).throughput / figures.get(3).throughput));
+			}
+			table.append(String.format(Locale.ROOT,
+					"Each round's added CPU a call and share of the baseline's throughput, %d callers: %s%n", CALLERS,
+					spread));
 			return table.toString();
 		}
 		finally {
@@ -217,6 +246,19 @@ public class FilterOverheadBenchmark {
 
 	record Figures(String name, int callers, double mean, double p50, double p99, double throughput, double cpuPerCall,
 			double bytesPerCall) {
+
+		/** Each figure the median of the rounds' (their middle one, for an odd count). */
+		static Figures median(List<Figures> rounds) {
+			return new Figures(rounds.get(0).name, rounds.get(0).callers, median(rounds, Figures::mean),
+					median(rounds, Figures::p50), median(rounds, Figures::p99), median(rounds, Figures::throughput),
+					median(rounds, Figures::cpuPerCall), median(rounds, Figures::bytesPerCall));
+		}
+
+		private static double median(List<Figures> rounds, ToDoubleFunction<Figures> figure) {
+			double[] values = rounds.stream().mapToDouble(figure).sorted().toArray();
+			int middle = values.length / 2;
+			return (values.length % 2 == 1) ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+		}
 
 		Figures named(String name) {
 			return new Figures(name, this.callers, this.mean, this.p50, this.p99, this.throughput, this.cpuPerCall,

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.ZoneId;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -59,6 +60,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * {@link FilterOverheadBenchmark}.)
  */
 public class AdmissionBenchmark {
+
+	private static final int FORKS = 3;
 
 	/** A pool of that many stored dimensions, with limits no call reaches. */
 	@State(Scope.Benchmark)
@@ -141,13 +144,14 @@ public class AdmissionBenchmark {
 	}
 
 	/**
-	 * Options of a short JMH run: each benchmark in a JVM of its own, so one's JIT
-	 * profile does not shape the next one's code (see {@link #classPathForForks()}).
+	 * Options of a short JMH run: each benchmark in JVMs of its own, so one's JIT profile
+	 * does not shape the next one's code (see {@link #classPathForForks()}), three times,
+	 * for a median.
 	 */
 	static OptionsBuilder options(String include) {
 		OptionsBuilder options = new OptionsBuilder();
 		options.include(include)
-			.forks(1)
+			.forks(FORKS)
 			.warmupIterations(3)
 			.warmupTime(TimeValue.seconds(1))
 			.measurementIterations(5)
@@ -228,8 +232,8 @@ public class AdmissionBenchmark {
 		StringBuilder table = new StringBuilder();
 		table.append("Admission cost: reserve + release on one pool (llm-quota: acquire, the Mono and the queue;\n")
 			.append("tryAcquire, the fast path of a call nothing stands before) against tryConsume on as many\n")
-			.append("buckets (Bucket4j), ns per operation, mean of 5 one-second iterations after 3 of warm-up,\n")
-			.append("each benchmark in a JVM of its own (one JMH fork)\n\n");
+			.append("buckets (Bucket4j), ns per operation: the median of 3 JVMs (JMH forks), each the mean of\n")
+			.append("5 one-second iterations after 3 of warm-up\n\n");
 		table.append(String.format(Locale.ROOT, "%-8s %-11s %14s %14s %14s %10s%n", "threads", "dimensions", "acquire",
 				"tryAcquire", "Bucket4j", "ratio"));
 		classPathForForks();
@@ -239,7 +243,7 @@ public class AdmissionBenchmark {
 			Collection<RunResult> runs = new Runner(options).run();
 			for (RunResult run : runs) {
 				String method = run.getParams().getBenchmark().replaceAll(".*\\.", "");
-				scores.put(method + "/" + run.getParams().getParam("dimensions"), run.getPrimaryResult().getScore());
+				scores.put(method + "/" + run.getParams().getParam("dimensions"), median(run));
 			}
 			for (String dimensions : List.of("1", "4", "7")) {
 				double queued = scores.get("llmQuotaReserveAndRelease/" + dimensions);
@@ -256,9 +260,45 @@ public class AdmissionBenchmark {
 		System.out.print(table);
 	}
 
-	/** 100,000 calls waiting on one pool: heap per waiter, threads, time to drain. */
+	/** The median of a benchmark's forks, each the mean of its measured iterations. */
+	private static double median(RunResult run) {
+		double[] forks = run.getBenchmarkResults()
+			.stream()
+			.mapToDouble((fork) -> fork.getPrimaryResult().getScore())
+			.sorted()
+			.toArray();
+		int middle = forks.length / 2;
+		return (forks.length % 2 == 1) ? forks[middle] : (forks[middle - 1] + forks[middle]) / 2;
+	}
+
+	/**
+	 * 100,000 calls waiting on one pool: heap per waiter, threads, time to drain; the
+	 * median of three runs.
+	 */
 	static String waiters() throws InterruptedException {
-		int calls = 100_000;
+		List<Waiting> runs = new ArrayList<>();
+		for (int run = 0; run < 3; run++) {
+			runs.add(waiting());
+		}
+		long bytesEach = runs.stream().mapToLong(Waiting::bytesEach).sorted().toArray()[1];
+		long drained = runs.stream().mapToLong(Waiting::drainedNanos).sorted().toArray()[1];
+		Waiting last = runs.get(2);
+		return String.format(Locale.ROOT,
+				"Waiters: %,d calls queued on one pool (%,d waiting): %,d bytes of heap each; threads %d before, %d"
+						+ " while they wait; all %,d admitted %.0f ms after the limit was raised (%,.0f a second);"
+						+ " bytes and time the median of 3 runs%n",
+				Waiting.CALLS, last.waiting, bytesEach, last.threadsBefore, last.threadsWaiting, Waiting.CALLS,
+				drained / 1e6, Waiting.CALLS / (drained / 1e9));
+	}
+
+	private record Waiting(int waiting, long bytesEach, int threadsBefore, int threadsWaiting, long drainedNanos) {
+
+		static final int CALLS = 100_000;
+
+	}
+
+	private static Waiting waiting() throws InterruptedException {
+		int calls = Waiting.CALLS;
 		QuotaEngine engine = engine(1, 1);
 		Pool pool = engine.pool("bench", "model");
 		// the bucket of one request a minute is spent by the first call: the rest wait
@@ -282,11 +322,7 @@ public class AdmissionBenchmark {
 		}
 		long drained = System.nanoTime() - start;
 		engine.close();
-		return String.format(Locale.ROOT,
-				"Waiters: %,d calls queued on one pool (%,d waiting): %,d bytes of heap each; threads %d before, %d"
-						+ " while they wait; all %,d admitted %.0f ms after the limit was raised (%,.0f a second)%n",
-				calls, waiting, (heapWaiting - heapBefore) / calls, threadsBefore, threadsWaiting, calls, drained / 1e6,
-				calls / (drained / 1e9));
+		return new Waiting(waiting, (heapWaiting - heapBefore) / calls, threadsBefore, threadsWaiting, drained);
 	}
 
 	private static long usedHeap() {

@@ -7,8 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.llmquota.core.Demand;
@@ -41,6 +43,10 @@ final class RedisBenchmark {
 
 	private static final Duration RUN = Duration.ofSeconds(10);
 
+	private static final Duration WARM_UP = Duration.ofSeconds(3);
+
+	private static final int ROUNDS = 3;
+
 	private static final long LIMIT = 1_000_000_000_000L;
 
 	private RedisBenchmark() {
@@ -58,18 +64,32 @@ final class RedisBenchmark {
 		StringBuilder table = new StringBuilder();
 		try {
 			table.append(String.format(Locale.ROOT,
-					"Redis: admissions a second on one pool of 4 dimensions (one key), %d threads a replica, %d s each."
+					"Redis: admissions a second on one pool of 4 dimensions (one key), %d threads a replica; each client"
+							+ " warmed for %d s, then %d rounds of %d s each, the clients taking turns; every figure the"
+							+ " median of the rounds."
 							+ " Round trips per admission, from the server's command counts: llm-quota's are its EVALSHA"
 							+ " calls; Bucket4j's compare-and-swap sends a GET and then a script that GETs once more,"
 							+ " so its round trips are its GETs%n%n",
-					THREADS_PER_REPLICA, RUN.toSeconds()));
+					THREADS_PER_REPLICA, WARM_UP.toSeconds(), ROUNDS, RUN.toSeconds()));
 			table.append(String.format(Locale.ROOT, "%-10s %-30s %16s %14s%n", "replicas", "client", "admissions/s",
 					"round trips"));
 			RedisClient client = RedisClient.create("redis://127.0.0.1:" + port);
-			for (int replicas : new int[] { 1, 4 }) {
-				table.append(line(replicas, "llm-quota (Lua, one script)", llmQuota(port, replicas, client)));
-				table.append(line(replicas, "Bucket4j (Lettuce CAS)", bucket4j(client, replicas)));
+			int[] replicaCounts = { 1, 4 };
+			for (int replicas : replicaCounts) {
+				llmQuota(port, replicas, client, WARM_UP);
+				bucket4j(client, replicas, WARM_UP);
 			}
+			Map<String, List<Result>> rounds = new LinkedHashMap<>();
+			for (int round = 0; round < ROUNDS; round++) {
+				for (int replicas : replicaCounts) {
+					rounds.computeIfAbsent(replicas + " llm-quota (Lua, one script)", (key) -> new ArrayList<>())
+						.add(llmQuota(port, replicas, client, RUN));
+					rounds.computeIfAbsent(replicas + " Bucket4j (Lettuce CAS)", (key) -> new ArrayList<>())
+						.add(bucket4j(client, replicas, RUN));
+				}
+			}
+			rounds.forEach((key, measured) -> table.append(line(Integer.parseInt(key.substring(0, key.indexOf(' '))),
+					key.substring(key.indexOf(' ') + 1), Result.median(measured))));
 			client.shutdown();
 		}
 		finally {
@@ -83,6 +103,17 @@ final class RedisBenchmark {
 
 	private record Result(double perSecond, double roundTrips) {
 
+		/** Each figure the median of the rounds'. */
+		static Result median(List<Result> rounds) {
+			return new Result(median(rounds.stream().mapToDouble(Result::perSecond).sorted().toArray()),
+					median(rounds.stream().mapToDouble(Result::roundTrips).sorted().toArray()));
+		}
+
+		private static double median(double[] sorted) {
+			int middle = sorted.length / 2;
+			return (sorted.length % 2 == 1) ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+		}
+
 	}
 
 	private static String line(int replicas, String client, Result result) {
@@ -90,7 +121,8 @@ final class RedisBenchmark {
 				result.roundTrips());
 	}
 
-	private static Result llmQuota(int port, int replicas, RedisClient stats) throws InterruptedException {
+	private static Result llmQuota(int port, int replicas, RedisClient stats, Duration run)
+			throws InterruptedException {
 		List<LettuceConnectionFactory> factories = new ArrayList<>();
 		List<QuotaEngine> engines = new ArrayList<>();
 		for (int i = 0; i < replicas; i++) {
@@ -106,7 +138,7 @@ final class RedisBenchmark {
 		}
 		Demand demand = new Demand(100, 100);
 		long commandsBefore = calls(stats, "evalsha") + calls(stats, "eval");
-		long admitted = drive(replicas, (replica) -> {
+		long admitted = drive(replicas, run, (replica) -> {
 			QuotaEngine engine = engines.get(replica);
 			Pool pool = engine.pool("bench", "model");
 			QuotaPermit permit = engine.acquire(pool, demand, null, null).block();
@@ -116,10 +148,10 @@ final class RedisBenchmark {
 		engines.forEach(QuotaEngine::close);
 		engines.forEach((engine) -> engine.store().close());
 		factories.forEach(LettuceConnectionFactory::destroy);
-		return new Result(admitted / (double) RUN.toSeconds(), commands / (double) admitted);
+		return new Result(admitted / (double) run.toSeconds(), commands / (double) admitted);
 	}
 
-	private static Result bucket4j(RedisClient client, int replicas) throws InterruptedException {
+	private static Result bucket4j(RedisClient client, int replicas, Duration run) throws InterruptedException {
 		List<StatefulRedisConnection<byte[], byte[]>> connections = new ArrayList<>();
 		List<BucketProxy> buckets = new ArrayList<>();
 		BucketConfiguration configuration = BucketConfiguration.builder()
@@ -135,10 +167,10 @@ final class RedisBenchmark {
 			buckets.add(Bucket4jLettuce.casBasedBuilder(connection).build().builder().build(key, () -> configuration));
 		}
 		long commandsBefore = calls(client, "get");
-		long admitted = drive(replicas, (replica) -> buckets.get(replica).tryConsume(1));
+		long admitted = drive(replicas, run, (replica) -> buckets.get(replica).tryConsume(1));
 		long commands = calls(client, "get") - commandsBefore;
 		connections.forEach(StatefulRedisConnection::close);
-		return new Result(admitted / (double) RUN.toSeconds(), commands / (double) admitted);
+		return new Result(admitted / (double) run.toSeconds(), commands / (double) admitted);
 	}
 
 	private interface Admission {
@@ -150,9 +182,9 @@ final class RedisBenchmark {
 	/**
 	 * Admits from every thread of every replica for the run's length; returns admissions.
 	 */
-	private static long drive(int replicas, Admission admission) throws InterruptedException {
+	private static long drive(int replicas, Duration run, Admission admission) throws InterruptedException {
 		AtomicLong admitted = new AtomicLong();
-		long end = System.nanoTime() + RUN.toNanos();
+		long end = System.nanoTime() + run.toNanos();
 		List<Thread> threads = new ArrayList<>();
 		for (int replica = 0; replica < replicas; replica++) {
 			int which = replica;

@@ -103,7 +103,8 @@ final class AdmissionQueue {
 	 * {@code null} having taken nothing.
 	 */
 	QuotaPermit tryAdmit(Waiter waiter) {
-		List<Runnable> after = new ArrayList<>(1);
+		// no array until a signal is added: a call admitted here signals nobody
+		List<Runnable> after = new ArrayList<>();
 		this.lock.lock();
 		try {
 			if (this.closed || !this.interactive.isEmpty() || !this.batch.isEmpty()

@@ -83,15 +83,21 @@ final class Gates {
 	/** The gates a call enters, its pool's then its account's, and its units in each. */
 	static List<Waiter.GateUse> uses(Pool pool, Demand demand) {
 		Accounting accounting = pool.spec().accounting();
+		List<InFlightGate> own = pool.gates();
+		List<InFlightGate> shared = pool.account().gates();
+		if (own.isEmpty() && shared.isEmpty()) {
+			return List.of();
+		}
 		long expectedOutput = pool.expectedOutput(demand);
-		List<Waiter.GateUse> uses = new ArrayList<>();
-		for (InFlightGate gate : pool.gates()) {
-			uses.add(new Waiter.GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput)));
+		Waiter.GateUse[] uses = new Waiter.GateUse[own.size() + shared.size()];
+		int i = 0;
+		for (InFlightGate gate : own) {
+			uses[i++] = new Waiter.GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput));
 		}
-		for (InFlightGate gate : pool.account().gates()) {
-			uses.add(new Waiter.GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput)));
+		for (InFlightGate gate : shared) {
+			uses[i++] = new Waiter.GateUse(gate, Gates.units(gate, demand, accounting, expectedOutput));
 		}
-		return List.copyOf(uses);
+		return List.of(uses);
 	}
 
 }

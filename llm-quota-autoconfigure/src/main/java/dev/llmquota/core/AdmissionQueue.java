@@ -42,7 +42,27 @@ final class AdmissionQueue {
 
 	private final Corrections corrections;
 
-	private final ReentrantLock lock = new ReentrantLock();
+	/**
+	 * Whether no call waits in either line, as of the last time the lock was let go (and
+	 * set at once when a call joins a line, before its line is run): a refund or a limit
+	 * raised runs the lines only when someone is in them, without taking the lock.
+	 */
+	private volatile boolean nobodyWaits = true;
+
+	private final ReentrantLock lock = new ReentrantLock() {
+
+		private static final long serialVersionUID = 1L;
+
+		@Override
+		public void unlock() {
+			if (getHoldCount() == 1) {
+				AdmissionQueue.this.nobodyWaits = AdmissionQueue.this.interactive.isEmpty()
+						&& AdmissionQueue.this.batch.isEmpty();
+			}
+			super.unlock();
+		}
+
+	};
 
 	private final ArrayDeque<Waiter> interactive = new ArrayDeque<>();
 
@@ -89,6 +109,9 @@ final class AdmissionQueue {
 			}
 			else {
 				queueOf(waiter).addLast(waiter);
+				// before the line runs, so a refund that finds nobody waiting and skips
+				// the lock (see wake) has reached the books this run reads
+				this.nobodyWaits = false;
 				this.drain.run(after);
 			}
 		}
@@ -209,8 +232,15 @@ final class AdmissionQueue {
 		Signals.emit(after);
 	}
 
-	/** Runs the queue now, for example after a refund. */
+	/**
+	 * Runs the queue now, for example after a refund; with nobody waiting there is
+	 * nothing to run, and the lock is left alone (a refund comes on the thread that read
+	 * the answer, often an HTTP client's event loop).
+	 */
 	void wake() {
+		if (this.nobodyWaits) {
+			return;
+		}
 		List<Runnable> after = new ArrayList<>();
 		this.lock.lock();
 		try {

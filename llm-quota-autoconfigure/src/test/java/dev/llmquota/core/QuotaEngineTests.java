@@ -236,6 +236,34 @@ class QuotaEngineTests {
 	}
 
 	/**
+	 * A refund with nobody waiting asks nothing of the admission lock: an answer ends on
+	 * an HTTP client's event loop, which must not wait while callers are admitted.
+	 */
+	@Test
+	void aRefundWithNobodyWaitingLeavesTheAdmissionLockAlone() throws Exception {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.headroom(1.0)
+			.burstWindow(Duration.ofSeconds(1))
+			.model("m", limits(TOKENS_PER_MINUTE, 6_000))
+			.engine(this.localStore, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call call = acquire(engine, pool, new Demand(10, 90));
+		java.util.concurrent.locks.ReentrantLock lock = pool.account().queue().lock();
+		lock.lock();
+		try {
+			java.util.concurrent.CompletableFuture<Void> reconciled = java.util.concurrent.CompletableFuture
+				.runAsync(() -> call.permit().reconcile(new Usage(10, 0, 5)));
+			// done while another thread holds the lock, not stuck behind it
+			reconciled.get(5, java.util.concurrent.TimeUnit.SECONDS);
+		}
+		finally {
+			lock.unlock();
+		}
+		assertThat(remaining(engine, pool, TOKENS_PER_MINUTE)).isEqualTo(100 - 15);
+	}
+
+	/**
 	 * A provider's rate-limit penalty holds the pool's calls, those that come during it
 	 * too, until it ends; then they go at once.
 	 */

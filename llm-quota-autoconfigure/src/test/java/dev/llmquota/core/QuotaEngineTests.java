@@ -3,6 +3,9 @@ package dev.llmquota.core;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 import dev.llmquota.BudgetExhaustedException;
 import dev.llmquota.QuotaEngineClosedException;
@@ -249,13 +252,13 @@ class QuotaEngineTests {
 			.engine(this.localStore, this.clock);
 		Pool pool = engine.pool("openai", "m");
 		Calls.Call call = acquire(engine, pool, new Demand(10, 90));
-		java.util.concurrent.locks.ReentrantLock lock = pool.account().queue().lock();
+		ReentrantLock lock = pool.account().queue().lock();
 		lock.lock();
 		try {
-			java.util.concurrent.CompletableFuture<Void> reconciled = java.util.concurrent.CompletableFuture
+			CompletableFuture<Void> reconciled = CompletableFuture
 				.runAsync(() -> call.permit().reconcile(new Usage(10, 0, 5)));
 			// done while another thread holds the lock, not stuck behind it
-			reconciled.get(5, java.util.concurrent.TimeUnit.SECONDS);
+			reconciled.get(5, TimeUnit.SECONDS);
 		}
 		finally {
 			lock.unlock();

@@ -262,13 +262,8 @@ public class AdmissionBenchmark {
 
 	/** The median of a benchmark's forks, each the mean of its measured iterations. */
 	private static double median(RunResult run) {
-		double[] forks = run.getBenchmarkResults()
-			.stream()
-			.mapToDouble((fork) -> fork.getPrimaryResult().getScore())
-			.sorted()
-			.toArray();
-		int middle = forks.length / 2;
-		return (forks.length % 2 == 1) ? forks[middle] : (forks[middle - 1] + forks[middle]) / 2;
+		return Benchmarks.median(
+				run.getBenchmarkResults().stream().mapToDouble((fork) -> fork.getPrimaryResult().getScore()).toArray());
 	}
 
 	/**
@@ -280,11 +275,11 @@ public class AdmissionBenchmark {
 		for (int run = 0; run < 3; run++) {
 			runs.add(waiting());
 		}
-		long bytesEach = runs.stream().mapToLong(Waiting::bytesEach).sorted().toArray()[1];
-		long drained = runs.stream().mapToLong(Waiting::drainedNanos).sorted().toArray()[1];
+		double bytesEach = Benchmarks.median(runs.stream().mapToDouble(Waiting::bytesEach).toArray());
+		double drained = Benchmarks.median(runs.stream().mapToDouble(Waiting::drainedNanos).toArray());
 		Waiting last = runs.get(2);
 		return String.format(Locale.ROOT,
-				"Waiters: %,d calls queued on one pool (%,d waiting): %,d bytes of heap each; threads %d before, %d"
+				"Waiters: %,d calls queued on one pool (%,d waiting): %,.0f bytes of heap each; threads %d before, %d"
 						+ " while they wait; all %,d admitted %.0f ms after the limit was raised (%,.0f a second);"
 						+ " bytes and time the median of 3 runs%n",
 				Waiting.CALLS, last.waiting, bytesEach, last.threadsBefore, last.threadsWaiting, Waiting.CALLS,

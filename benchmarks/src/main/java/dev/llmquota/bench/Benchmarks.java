@@ -2,6 +2,8 @@ package dev.llmquota.bench;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 
 /**
  * Runs one part of the benchmarks: {@code goodput} (part 1), {@code admission} (part 2),
@@ -30,6 +32,33 @@ public final class Benchmarks {
 					"Unknown part '" + part + "': goodput, admission, filter, profile, redis or routes");
 		}
 		System.exit(0);
+	}
+
+	/**
+	 * Returns the median of some figures: the middle one, or the mean of the middle two
+	 * for an even count. Every figure the benchmarks report is a median of rounds.
+	 * @param values the figures
+	 * @return their median
+	 */
+	static double median(double... values) {
+		double[] sorted = values.clone();
+		Arrays.sort(sorted);
+		int middle = sorted.length / 2;
+		return (sorted.length % 2 == 1) ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+	}
+
+	/**
+	 * Returns the median of each figure over rounds.
+	 * @param rounds each round's figures, in the same order
+	 * @return the medians, in that order
+	 */
+	static double[] medians(List<double[]> rounds) {
+		double[] medians = new double[rounds.get(0).length];
+		for (int i = 0; i < medians.length; i++) {
+			int figure = i;
+			medians[i] = median(rounds.stream().mapToDouble((round) -> round[figure]).toArray());
+		}
+		return medians;
 	}
 
 }

@@ -255,9 +255,7 @@ public class FilterOverheadBenchmark {
 		}
 
 		private static double median(List<Figures> rounds, ToDoubleFunction<Figures> figure) {
-			double[] values = rounds.stream().mapToDouble(figure).sorted().toArray();
-			int middle = values.length / 2;
-			return (values.length % 2 == 1) ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+			return Benchmarks.median(rounds.stream().mapToDouble(figure).toArray());
 		}
 
 		Figures named(String name) {

@@ -575,18 +575,6 @@ public final class GoodputBenchmark {
 				figures[8], figures[9]);
 	}
 
-	/** The median of each figure over the rounds. */
-	private static double[] median(List<double[]> rounds) {
-		double[] median = new double[rounds.get(0).length];
-		for (int i = 0; i < median.length; i++) {
-			int figure = i;
-			double[] values = rounds.stream().mapToDouble((round) -> round[figure]).sorted().toArray();
-			median[i] = (values.length % 2 == 1) ? values[values.length / 2]
-					: (values[values.length / 2 - 1] + values[values.length / 2]) / 2;
-		}
-		return median;
-	}
-
 	private static void write(List<List<Run>> rounds, Duration perClient, Path results) throws IOException {
 		int clients = rounds.get(0).size();
 		List<double[]> medians = new ArrayList<>();
@@ -595,7 +583,7 @@ public final class GoodputBenchmark {
 			for (List<Run> runs : rounds) {
 				perRound.add(figures(runs.get(c), runs.get(clients - 1)));
 			}
-			medians.add(median(perRound));
+			medians.add(Benchmarks.medians(perRound));
 		}
 		StringBuilder table = new StringBuilder();
 		table.append(String.format(Locale.ROOT,

@@ -105,13 +105,8 @@ final class RedisBenchmark {
 
 		/** Each figure the median of the rounds'. */
 		static Result median(List<Result> rounds) {
-			return new Result(median(rounds.stream().mapToDouble(Result::perSecond).sorted().toArray()),
-					median(rounds.stream().mapToDouble(Result::roundTrips).sorted().toArray()));
-		}
-
-		private static double median(double[] sorted) {
-			int middle = sorted.length / 2;
-			return (sorted.length % 2 == 1) ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+			return new Result(Benchmarks.median(rounds.stream().mapToDouble(Result::perSecond).toArray()),
+					Benchmarks.median(rounds.stream().mapToDouble(Result::roundTrips).toArray()));
 		}
 
 	}

@@ -388,7 +388,7 @@ public final class RouteBenchmark {
 			for (List<Run> runs : rounds) {
 				perRound.add(figures(runs.get(c)));
 			}
-			double[] median = median(perRound);
+			double[] median = Benchmarks.medians(perRound);
 			medians.add(median);
 			table.append(line(rounds.get(0).get(c).client(), median)).append('\n');
 		}
@@ -402,16 +402,6 @@ public final class RouteBenchmark {
 		Files.writeString(results.resolve("routes.txt"), table.toString());
 		System.out.println();
 		System.out.print(table);
-	}
-
-	private static double[] median(List<double[]> rounds) {
-		double[] median = new double[rounds.get(0).length];
-		for (int i = 0; i < median.length; i++) {
-			int index = i;
-			double[] values = rounds.stream().mapToDouble((figures) -> figures[index]).sorted().toArray();
-			median[i] = values[values.length / 2];
-		}
-		return median;
 	}
 
 }

@@ -79,17 +79,17 @@ final class RedisBenchmark {
 				llmQuota(port, replicas, client, WARM_UP);
 				bucket4j(client, replicas, WARM_UP);
 			}
-			Map<String, List<Result>> rounds = new LinkedHashMap<>();
+			Map<Row, List<Result>> rounds = new LinkedHashMap<>();
 			for (int round = 0; round < ROUNDS; round++) {
 				for (int replicas : replicaCounts) {
-					rounds.computeIfAbsent(replicas + " llm-quota (Lua, one script)", (key) -> new ArrayList<>())
+					rounds.computeIfAbsent(new Row(replicas, "llm-quota (Lua, one script)"), (row) -> new ArrayList<>())
 						.add(llmQuota(port, replicas, client, RUN));
-					rounds.computeIfAbsent(replicas + " Bucket4j (Lettuce CAS)", (key) -> new ArrayList<>())
+					rounds.computeIfAbsent(new Row(replicas, "Bucket4j (Lettuce CAS)"), (row) -> new ArrayList<>())
 						.add(bucket4j(client, replicas, RUN));
 				}
 			}
-			rounds.forEach((key, measured) -> table.append(line(Integer.parseInt(key.substring(0, key.indexOf(' '))),
-					key.substring(key.indexOf(' ') + 1), Result.median(measured))));
+			rounds
+				.forEach((row, measured) -> table.append(line(row.replicas(), row.client(), Result.median(measured))));
 			client.shutdown();
 		}
 		finally {
@@ -99,6 +99,11 @@ final class RedisBenchmark {
 		Files.writeString(results.resolve("redis.txt"), table.toString());
 		System.out.println();
 		System.out.print(table);
+	}
+
+	/** A line of the table: a client with that many replicas. */
+	private record Row(int replicas, String client) {
+
 	}
 
 	private record Result(double perSecond, double roundTrips) {

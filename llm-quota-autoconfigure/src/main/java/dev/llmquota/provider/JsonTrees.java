@@ -1,8 +1,10 @@
 package dev.llmquota.provider;
 
+import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.core.ObjectReadContext;
+import tools.jackson.core.exc.StreamReadException;
 import tools.jackson.core.json.JsonFactory;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -11,10 +13,11 @@ import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * The parsers llm-quota reads each call's request and answer with, and the trees it keeps
- * of them, built straight from the parser's tokens: no object mapper's context is made
- * per parser (a parser made by the mapper carries one, and reading a tree through it
- * looks the tree's deserializer up). The nodes are those the mapper would build.
+ * The parsers llm-quota reads each call's request, answer and stream events with, and the
+ * trees it keeps of them, built straight from the parser's tokens: no object mapper's
+ * context is made per parser (a parser made by the mapper carries one, and reading a tree
+ * through it looks the tree's deserializer up). The nodes are those the mapper would
+ * build.
  */
 final class JsonTrees {
 
@@ -32,6 +35,28 @@ final class JsonTrees {
 	 */
 	static JsonParser parser(byte[] bytes) {
 		return factory.createParser(ObjectReadContext.empty(), bytes);
+	}
+
+	/**
+	 * Reads one whole JSON document, as the mapper's {@code readTree} does.
+	 * @param bytes the bytes
+	 * @param offset where the document starts
+	 * @param length its length
+	 * @return the document, or {@code null} for no content
+	 * @throws JacksonException when it is not one well-formed JSON document
+	 */
+	static JsonNode read(byte[] bytes, int offset, int length) {
+		try (JsonParser parser = factory.createParser(ObjectReadContext.empty(), bytes, offset, length)) {
+			JsonToken token = parser.nextToken();
+			if (token == null) {
+				return null;
+			}
+			JsonNode value = value(parser);
+			if (parser.nextToken() != null) {
+				throw new StreamReadException(parser, "more content follows the JSON document");
+			}
+			return value;
+		}
 	}
 
 	/**

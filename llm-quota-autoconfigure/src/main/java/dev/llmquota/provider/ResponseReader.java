@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -25,8 +24,6 @@ public final class ResponseReader {
 
 	/** A stream line longer than this is skipped. */
 	static final int MAX_LINE_BYTES = 4 * 1024 * 1024;
-
-	private static final JsonMapper mapper = JsonMapper.shared();
 
 	private final Dialect dialect;
 
@@ -160,7 +157,7 @@ public final class ResponseReader {
 		}
 		JsonNode payload = parse(message.payload(), 0, message.payload().length);
 		if (payload != null) {
-			read(mapper.createObjectNode().set(eventType, payload), true);
+			read(JsonTrees.nodes.objectNode().set(eventType, payload), true);
 		}
 	}
 
@@ -172,7 +169,7 @@ public final class ResponseReader {
 	 */
 	static JsonNode json(byte[] bytes) {
 		try {
-			return mapper.readTree(bytes);
+			return JsonTrees.read(bytes, 0, bytes.length);
 		}
 		catch (JacksonException ex) {
 			LogOnce.warn("unreadable embedded event",
@@ -239,7 +236,7 @@ public final class ResponseReader {
 
 	private JsonNode parse(byte[] bytes, int offset, int length) {
 		try {
-			return mapper.readTree(bytes, offset, length);
+			return JsonTrees.read(bytes, offset, length);
 		}
 		catch (JacksonException ex) {
 			unreadable(ex.getOriginalMessage());

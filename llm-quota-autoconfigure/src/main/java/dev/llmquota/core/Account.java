@@ -24,6 +24,11 @@ public final class Account {
 
 	private final String reserveKey;
 
+	/** The interactive reserve of an interactive call and of a batch call: one each. */
+	private final BookingRequest.Reserve interactiveReserve;
+
+	private final BookingRequest.Reserve batchReserve;
+
 	private final Gates gates;
 
 	private final LatencyEstimate latency;
@@ -43,6 +48,10 @@ public final class Account {
 		this.sanctionsKey = Buckets.key(provider, "account", "hold");
 		this.limitsKey = Buckets.key(provider, "entry", "limits");
 		this.reserveKey = Buckets.key(provider, "account", "interactive-wait");
+		this.interactiveReserve = new BookingRequest.Reserve(false, this.reserveKey, settings.interactiveReserve(),
+				settings.lendAfter().toNanos());
+		this.batchReserve = new BookingRequest.Reserve(true, this.reserveKey, settings.interactiveReserve(),
+				settings.lendAfter().toNanos());
 		this.latency = new LatencyEstimate(expectedLatencyNanos);
 		this.gates = new Gates(provider.account(), settings, provider.inFlightGate(), expectedLatencyNanos);
 		this.queue = new AdmissionQueue(this, store, clock, settings, events, storeThread);
@@ -123,6 +132,11 @@ public final class Account {
 	 */
 	public String reserveKey() {
 		return this.reserveKey;
+	}
+
+	/** Returns the interactive reserve a call of the given class keeps or records. */
+	BookingRequest.Reserve reserve(Priority priority) {
+		return (priority == Priority.BATCH) ? this.batchReserve : this.interactiveReserve;
 	}
 
 	/**

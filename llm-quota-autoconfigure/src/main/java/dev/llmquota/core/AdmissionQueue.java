@@ -2,10 +2,7 @@ package dev.llmquota.core;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -70,7 +67,7 @@ final class AdmissionQueue {
 
 	private final List<ArrayDeque<Waiter>> classes = List.of(this.interactive, this.batch);
 
-	private final Set<QuotaPermit> live = Collections.newSetFromMap(new IdentityHashMap<>());
+	private final LivePermits live = new LivePermits();
 
 	private Disposable timer;
 
@@ -138,8 +135,11 @@ final class AdmissionQueue {
 		finally {
 			this.lock.unlock();
 		}
+		QuotaPermit permit = waiter.permit();
+		// its caller is told by the return, its observers here (see Waiter.admit)
+		this.events.admitted(waiter.pool, waiter.priority, permit.waitedNanos());
 		Signals.emit(after);
-		return waiter.permit();
+		return permit;
 	}
 
 	/**
@@ -275,7 +275,7 @@ final class AdmissionQueue {
 				unstarted.add(this.drain.unschedule(waiter));
 				waiter.fail(QueueBooks.closedException(waiter), after);
 			}
-			permits = new ArrayList<>(this.live);
+			permits = this.live.all();
 		}
 		finally {
 			this.lock.unlock();
@@ -380,8 +380,7 @@ final class AdmissionQueue {
 		QuotaPermit permit = new QuotaPermit(this, waiter, booked, weights, now);
 		this.live.add(permit);
 		waiter.pool.stats().admitted(waiter.demand, waiter.priority, permit.waitedNanos());
-		after.add(() -> this.events.admitted(waiter.pool, waiter.priority, permit.waitedNanos()));
-		waiter.admit(permit, after);
+		waiter.admit(permit, this.events, after);
 		if (this.leaseSweep == null) {
 			this.leaseSweep = this.clock.schedule(this.settings.leaseTimeout().toNanos(), this::sweepLeases);
 		}
@@ -399,7 +398,7 @@ final class AdmissionQueue {
 			long now = this.clock.nanoTime();
 			long lease = this.settings.leaseTimeout().toNanos();
 			long next = Long.MAX_VALUE;
-			for (QuotaPermit permit : this.live) {
+			for (QuotaPermit permit : this.live.all()) {
 				long end = Arith.saturatedAdd(permit.admittedAt(), lease);
 				if (end <= now) {
 					expired.add(permit);

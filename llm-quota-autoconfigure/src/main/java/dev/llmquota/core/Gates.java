@@ -12,6 +12,9 @@ import dev.llmquota.core.kernel.Arith;
  */
 final class Gates {
 
+	/** The weights of a call that enters no gate. */
+	private static final long[] NO_WEIGHTS = new long[0];
+
 	private final List<InFlightGate> gates;
 
 	Gates(Limits limits, QuotaSettings settings, boolean littlesLaw, long latencyNanos) {
@@ -67,6 +70,9 @@ final class Gates {
 	 * @return the weights held, one per gate, to give back to {@link #release}
 	 */
 	static long[] take(List<Waiter.GateUse> uses) {
+		if (uses.isEmpty()) {
+			return NO_WEIGHTS;
+		}
 		long[] weights = new long[uses.size()];
 		for (int i = 0; i < uses.size(); i++) {
 			weights[i] = uses.get(i).gate().take(uses.get(i).units());

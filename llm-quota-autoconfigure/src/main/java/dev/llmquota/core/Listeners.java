@@ -1,8 +1,9 @@
 package dev.llmquota.core;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 /**
@@ -11,14 +12,23 @@ import java.util.function.Consumer;
  */
 final class Listeners implements QuotaEvents {
 
-	private final List<QuotaEvents> listeners = new CopyOnWriteArrayList<>();
+	/**
+	 * The observers as an array, replaced whole on a change: telling them allocates
+	 * nothing.
+	 */
+	private volatile QuotaEvents[] listeners = new QuotaEvents[0];
 
-	void add(QuotaEvents listener) {
-		this.listeners.add(listener);
+	synchronized void add(QuotaEvents listener) {
+		QuotaEvents[] more = Arrays.copyOf(this.listeners, this.listeners.length + 1);
+		more[more.length - 1] = listener;
+		this.listeners = more;
 	}
 
-	void remove(QuotaEvents listener) {
-		this.listeners.remove(listener);
+	synchronized void remove(QuotaEvents listener) {
+		List<QuotaEvents> fewer = new ArrayList<>(Arrays.asList(this.listeners));
+		if (fewer.remove(listener)) {
+			this.listeners = fewer.toArray(new QuotaEvents[0]);
+		}
 	}
 
 	private void each(Consumer<QuotaEvents> event) {

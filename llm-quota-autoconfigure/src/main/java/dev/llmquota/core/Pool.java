@@ -1,6 +1,5 @@
 package dev.llmquota.core;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
@@ -236,15 +235,19 @@ public final class Pool {
 	 */
 	public List<Charge> charges(Demand demand) {
 		List<BucketSpec> own = this.buckets;
-		List<Charge> charges = new ArrayList<>(own.size() + this.account.buckets().size());
-		add(charges, own, demand);
-		add(charges, this.account.buckets(), demand);
-		return charges;
+		List<BucketSpec> shared = this.account.buckets();
+		Charge[] charges = new Charge[own.size() + shared.size()];
+		add(charges, 0, own, demand);
+		add(charges, own.size(), shared, demand);
+		// immutable: a booking keeps the list as it is, without a copy
+		return List.of(charges);
 	}
 
-	private void add(List<Charge> charges, List<BucketSpec> buckets, Demand demand) {
-		for (BucketSpec bucket : buckets) {
-			charges.add(new Charge(bucket, bucket.dimension().unitsAtAdmission(demand, this.spec.accounting())));
+	private void add(Charge[] charges, int from, List<BucketSpec> buckets, Demand demand) {
+		Accounting accounting = this.spec.accounting();
+		for (int i = 0; i < buckets.size(); i++) {
+			BucketSpec bucket = buckets.get(i);
+			charges[from + i] = new Charge(bucket, bucket.dimension().unitsAtAdmission(demand, accounting));
 		}
 	}
 

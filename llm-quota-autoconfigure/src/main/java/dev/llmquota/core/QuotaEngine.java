@@ -149,8 +149,7 @@ public final class QuotaEngine implements AutoCloseable {
 		Priority effectivePriority = (priority != null) ? priority : pool.spec().priority();
 		return pool.account()
 			.queue()
-			.tryAdmit(new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), 0, null,
-					this.config.settings()));
+			.tryAdmit(new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), 0, null));
 	}
 
 	/**
@@ -171,8 +170,7 @@ public final class QuotaEngine implements AutoCloseable {
 		Priority effectivePriority = (priority != null) ? priority : pool.spec().priority();
 		Headroom headroom = pool.account()
 			.queue()
-			.headroom(new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), 0, null,
-					this.config.settings()));
+			.headroom(new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), 0, null));
 		return new Headroom(headroom.waitNanos(), state, headroom.binding());
 	}
 
@@ -181,8 +179,7 @@ public final class QuotaEngine implements AutoCloseable {
 		long maxWaitNanos = ((maxWait != null) ? maxWait : this.config.settings().maxWait()).toNanos();
 		AdmissionQueue queue = pool.account().queue();
 		return Mono.create((sink) -> {
-			Waiter waiter = new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), maxWaitNanos, sink,
-					this.config.settings());
+			Waiter waiter = new Waiter(pool, demand, effectivePriority, this.clock.nanoTime(), maxWaitNanos, sink);
 			sink.onCancel(() -> queue.cancel(waiter));
 			queue.submit(waiter);
 		});

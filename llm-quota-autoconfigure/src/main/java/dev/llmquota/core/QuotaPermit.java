@@ -1,8 +1,9 @@
 package dev.llmquota.core;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An admitted call's hold on its buckets and gates. The reservation is corrected once
@@ -27,12 +28,38 @@ public final class QuotaPermit {
 
 	private final long waitedNanos;
 
-	private final AtomicBoolean reconciled = new AtomicBoolean();
+	// two flags set once each, in the permit itself rather than two objects beside it
+	private static final VarHandle RECONCILED;
 
-	private final AtomicBoolean released = new AtomicBoolean();
+	private static final VarHandle RELEASED;
+
+	static {
+		try {
+			MethodHandles.Lookup lookup = MethodHandles.lookup();
+			RECONCILED = lookup.findVarHandle(QuotaPermit.class, "reconciled", boolean.class);
+			RELEASED = lookup.findVarHandle(QuotaPermit.class, "released", boolean.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	/** Set once, through {@code RECONCILED}. */
+	private volatile boolean reconciled;
+
+	/** Set once, through {@code RELEASED}. */
+	private volatile boolean released;
 
 	/** In shadow mode: the twin that waits as the call would have; else {@code null}. */
 	private final ShadowCall shadow;
+
+	// the account's calls in flight (LivePermits), under its admission lock
+
+	boolean live;
+
+	QuotaPermit liveNext;
+
+	QuotaPermit livePrevious;
 
 	QuotaPermit(AdmissionQueue queue, Waiter waiter, Booking.Booked booking, long[] weights, long admittedAt) {
 		this.queue = queue;
@@ -116,7 +143,7 @@ public final class QuotaPermit {
 	 * @return whether released
 	 */
 	public boolean isReleased() {
-		return this.released.get();
+		return this.released;
 	}
 
 	/**
@@ -126,7 +153,7 @@ public final class QuotaPermit {
 	 * @param usage what the call used
 	 */
 	public void reconcile(Usage usage) {
-		if (this.reconciled.compareAndSet(false, true)) {
+		if (RECONCILED.compareAndSet(this, false, true)) {
 			if (this.queue != null) {
 				this.queue.corrections().reconcile(this, usage);
 			}
@@ -144,7 +171,7 @@ public final class QuotaPermit {
 	 * requests})
 	 */
 	public void refuse(boolean keepRequests) {
-		if (this.reconciled.compareAndSet(false, true)) {
+		if (RECONCILED.compareAndSet(this, false, true)) {
 			if (this.queue != null) {
 				this.queue.corrections().refuse(this, keepRequests);
 			}
@@ -163,7 +190,7 @@ public final class QuotaPermit {
 	 */
 	public void complete(Usage usage) {
 		if (this.queue == null) {
-			if (this.released.compareAndSet(false, true) && this.shadow != null) {
+			if (RELEASED.compareAndSet(this, false, true) && this.shadow != null) {
 				this.shadow.complete(usage);
 			}
 			return;
@@ -189,13 +216,13 @@ public final class QuotaPermit {
 
 	private void release(boolean completed) {
 		if (this.queue == null) {
-			if (this.released.compareAndSet(false, true) && this.shadow != null) {
+			if (RELEASED.compareAndSet(this, false, true) && this.shadow != null) {
 				this.shadow.release();
 			}
 			return;
 		}
-		if (this.released.compareAndSet(false, true)) {
-			if (this.reconciled.compareAndSet(false, true)) {
+		if (RELEASED.compareAndSet(this, false, true)) {
+			if (RECONCILED.compareAndSet(this, false, true)) {
 				// never reconciled nor refused: nothing was reported
 				this.queue.corrections().unreported(this);
 			}

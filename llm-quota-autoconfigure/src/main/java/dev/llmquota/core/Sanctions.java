@@ -14,7 +14,17 @@ final class Sanctions {
 
 	private final Map<Dimension, Long> penalties = new EnumMap<>(Dimension.class);
 
-	private Exhaustion exhaustion;
+	/**
+	 * The latest end of any penalty: while one is in force, the latest one is (ends only
+	 * move later), so every call reads this instead of the map, without the lock.
+	 */
+	private volatile long latestPenaltyEnd;
+
+	/**
+	 * Written under the lock; volatile so that every call, which finds none nearly
+	 * always, reads it without the lock.
+	 */
+	private volatile Exhaustion exhaustion;
 
 	/**
 	 * An administrative quota reported spent.
@@ -32,17 +42,13 @@ final class Sanctions {
 
 	synchronized void penalize(Dimension dimension, long untilNanos) {
 		this.penalties.merge(dimension, untilNanos, Math::max);
+		this.latestPenaltyEnd = Math.max(this.latestPenaltyEnd, untilNanos);
 	}
 
 	/** Returns the latest end of a penalty in force, or {@code 0} if none is. */
-	synchronized long penaltyEnd(long now) {
-		long end = 0;
-		for (Map.Entry<Dimension, Long> penalty : this.penalties.entrySet()) {
-			if (penalty.getValue() > now) {
-				end = Math.max(end, penalty.getValue());
-			}
-		}
-		return end;
+	long penaltyEnd(long now) {
+		long end = this.latestPenaltyEnd;
+		return (end > now) ? end : 0;
 	}
 
 	/** Returns the dimension whose penalty lasts longest now, or {@code null}. */
@@ -63,7 +69,11 @@ final class Sanctions {
 	}
 
 	/** Returns the exhaustion in force, clearing one whose reset has passed. */
-	synchronized Exhaustion exhaustion(Instant wallNow) {
+	Exhaustion exhaustion(Instant wallNow) {
+		return (this.exhaustion != null) ? exhaustionLocked(wallNow) : null;
+	}
+
+	private synchronized Exhaustion exhaustionLocked(Instant wallNow) {
 		if (this.exhaustion != null && this.exhaustion.until() != null && !wallNow.isBefore(this.exhaustion.until())) {
 			this.exhaustion = null;
 		}
@@ -99,7 +109,13 @@ final class Sanctions {
 	 * provider said the quota was spent (a probe): an older call's success proves
 	 * nothing.
 	 */
-	synchronized void succeeded(long admittedAt) {
+	void succeeded(long admittedAt) {
+		if (this.exhaustion != null) {
+			succeededLocked(admittedAt);
+		}
+	}
+
+	private synchronized void succeededLocked(long admittedAt) {
 		if (this.exhaustion != null && admittedAt >= this.exhaustion.since()) {
 			this.exhaustion = null;
 		}

@@ -134,11 +134,9 @@ final class Waiter implements Admission.Call {
 	 */
 	private String place;
 
-	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink,
-			QuotaSettings settings) {
+	Waiter(Pool pool, Demand demand, Priority priority, long now, long maxWaitNanos, MonoSink<QuotaPermit> sink) {
 		this.pool = pool;
-		this.reserve = new BookingRequest.Reserve(priority == Priority.BATCH, pool.account().reserveKey(),
-				settings.interactiveReserve(), settings.lendAfter().toNanos());
+		this.reserve = pool.account().reserve(priority);
 		this.demand = demand;
 		this.priority = priority;
 		this.poolBuckets = pool.buckets();
@@ -340,16 +338,19 @@ final class Waiter implements Admission.Call {
 	}
 
 	/** Admits the call: it holds the permit, and its caller is told after the lock. */
-	void admit(QuotaPermit permit, List<Runnable> after) {
+	void admit(QuotaPermit permit, QuotaEvents events, List<Runnable> after) {
 		if (this.probing != null) {
 			this.probing.takeProbe(permit.admittedAt(), this.probeIntervalNanos);
 		}
 		this.permit = permit;
 		this.state = State.ADMITTED;
-		// without a sink it was admitted alone, at once: its caller takes the permit
-		// from the call that admitted it
+		// without a sink it was admitted alone, at once: the call that admitted it tells
+		// its caller and the observers
 		if (this.sink != null) {
-			after.add(() -> this.sink.success(permit));
+			after.add(() -> {
+				events.admitted(this.pool, this.priority, permit.waitedNanos());
+				this.sink.success(permit);
+			});
 		}
 	}
 

@@ -29,6 +29,12 @@ public final class LocalQuotaStore implements QuotaStore {
 
 	private final Map<String, DayCounter> days = new HashMap<>();
 
+	/**
+	 * The buckets of the booking being decided, under the lock: each is looked up once,
+	 * asked, then charged; kept from one booking to the next.
+	 */
+	private Object[] booking = new Object[8];
+
 	/** When an interactive call last waited, by account. */
 	private final Map<String, Long> interactiveWaits = new HashMap<>();
 
@@ -43,11 +49,13 @@ public final class LocalQuotaStore implements QuotaStore {
 		try {
 			BookingRequest.Reserve keep = keptBack(request.reserve(), now);
 			List<Charge> charges = request.charges();
-			// each bucket is looked up once: asked, then charged
-			Object[] buckets = new Object[charges.size()];
+			if (this.booking.length < charges.size()) {
+				this.booking = new Object[charges.size()];
+			}
+			Object[] buckets = this.booking;
 			BucketSpec binding = null;
 			long longest = -1;
-			for (int i = 0; i < buckets.length; i++) {
+			for (int i = 0; i < charges.size(); i++) {
 				Charge charge = charges.get(i);
 				long wait;
 				if (charge.bucket().daily()) {
@@ -79,7 +87,7 @@ public final class LocalQuotaStore implements QuotaStore {
 				return new Booking.Refused(binding, wait);
 			}
 			long start = now + wait;
-			for (int i = 0; i < buckets.length; i++) {
+			for (int i = 0; i < charges.size(); i++) {
 				Charge charge = charges.get(i);
 				if (buckets[i] instanceof DayCounter counter) {
 					counter.add(charge.units(), wallNow);

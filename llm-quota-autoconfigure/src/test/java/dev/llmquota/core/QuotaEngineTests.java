@@ -417,6 +417,33 @@ class QuotaEngineTests {
 		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(BudgetExhaustedException.class);
 	}
 
+	@Test
+	void theCallsInFlightAreCountedThroughReleasesInAnyOrder() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 1_000))
+			.engine(this.localStore, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		Calls.Call[] calls = new Calls.Call[5];
+		for (int i = 0; i < calls.length; i++) {
+			calls[i] = acquire(engine, pool, new Demand(1, 1));
+		}
+		assertThat(engine.inFlight(pool.account())).isEqualTo(5);
+		// the middle one, the last admitted, the first admitted, one twice
+		calls[2].permit().release();
+		calls[4].permit().release();
+		calls[0].permit().release();
+		calls[0].permit().release();
+		assertThat(engine.inFlight(pool.account())).isEqualTo(2);
+		Calls.Call later = acquire(engine, pool, new Demand(1, 1));
+		assertThat(engine.inFlight(pool.account())).isEqualTo(3);
+		engine.close();
+		assertThat(calls[1].permit().isReleased()).isTrue();
+		assertThat(calls[3].permit().isReleased()).isTrue();
+		assertThat(later.permit().isReleased()).isTrue();
+		assertThat(engine.inFlight(pool.account())).isZero();
+	}
+
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void slotsAreReleasedExactlyOnceWhateverEndsTheCall(TestStores.Kind store) {

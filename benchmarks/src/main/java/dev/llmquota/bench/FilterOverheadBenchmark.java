@@ -1,5 +1,6 @@
 package dev.llmquota.bench;
 
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,11 +31,15 @@ import org.springframework.web.reactive.function.client.WebClient;
  * fixed Chat Completions body at once, through three clients in one run:
  * {@code WebClient.create()}, Spring Boot's {@code WebClient.Builder} without llm-quota
  * ({@code llm.quota.enabled=false}: the fair baseline, the same Spring stack), and the
- * same builder with llm-quota governing it (limits no call reaches). Each client is
- * warmed with 20,000 calls, then measured in three rounds, the clients taking turns in
- * each (so a slower spell of the machine falls on all of them), with one caller and with
- * eight: latency (mean, p50, p99), throughput, CPU time per call over all threads and
- * bytes allocated per call over all threads; each figure is the median of the rounds.
+ * same builder with llm-quota governing it (limits no call reaches). The clients are
+ * warmed until the JIT is quiet, then measured in nine short rounds, the clients taking
+ * turns in each (so a slower spell of the machine falls on all of them), with one caller
+ * and with eight: latency (mean, p50, p99), throughput, CPU time per call over all
+ * threads and bytes allocated per call over all threads; each figure is the median of the
+ * rounds. What llm-quota adds is the median of the rounds' own differences (governed
+ * against the baseline of the same round), with every round's difference listed: on a
+ * shared machine a round's figures move by more than what is measured, and many short
+ * paired rounds show that where three long ones hid it.
  */
 public class FilterOverheadBenchmark {
 
@@ -45,13 +50,19 @@ public class FilterOverheadBenchmark {
 	private static final Map<String, Object> BODY = Map.of("model", "model", "max_tokens", 16, "messages",
 			List.of(Map.of("role", "user", "content", "Say ok.")));
 
-	private static final int WARM_UP = Integer.getInteger("filter.warmup", 20_000);
+	private static final int WARM_UP = Integer.getInteger("filter.warmup", 30_000);
 
-	private static final int CALLS = Integer.getInteger("filter.calls", 20_000);
+	private static final int WARM_UP_TURN = 5_000;
+
+	private static final int QUIET_JIT_PERCENT = 2;
+
+	private static final CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+
+	private static final int CALLS = Integer.getInteger("filter.calls", 8_000);
 
 	private static final int CALLERS = 8;
 
-	private static final int ROUNDS = Integer.getInteger("filter.rounds", 3);
+	private static final int ROUNDS = Integer.getInteger("filter.rounds", 9);
 
 	private static final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory
 		.getThreadMXBean();
@@ -90,19 +101,13 @@ public class FilterOverheadBenchmark {
 			List<Client> clients = List.of(new Client("WebClient.create()", WebClient::create),
 					new Client("Boot's builder, llm-quota off", () -> without.getBean(WebClient.Builder.class).build()),
 					new Client("Boot's builder, llm-quota on", () -> with.getBean(WebClient.Builder.class).build()));
-			StringBuilder table = new StringBuilder(String.format(Locale.ROOT,
-					"Filter overhead: loopback round trips, %,d warm-up calls per client, then %d rounds; in each round"
-							+ " every client in turn makes %,d calls with 1 caller and %,d with %d callers; every figure is"
-							+ " the median of the rounds%n%n",
-					WARM_UP, ROUNDS, CALLS, CALLS * 2, CALLERS));
-			table.append(String.format(Locale.ROOT, "%-32s %7s %9s %8s %8s %9s %11s %12s%n", "client", "callers",
-					"mean us", "p50 us", "p99 us", "calls/s", "CPU us/call", "bytes/call"));
 			List<WebClient> webClients = new ArrayList<>();
 			for (Client client : clients) {
-				WebClient webClient = client.factory.get();
-				measure(webClient, url, 1, WARM_UP);
-				webClients.add(webClient);
+				webClients.add(client.factory.get());
 			}
+			Warm warm = warm(webClients, url);
+			long jitBefore = jit.getTotalCompilationTime();
+			long roundsStart = System.nanoTime();
 			// rounds[round][client * 2 + (0: one caller, 1: eight)]
 			List<List<Figures>> rounds = new ArrayList<>();
 			for (int round = 0; round < ROUNDS; round++) {
@@ -113,34 +118,48 @@ public class FilterOverheadBenchmark {
 				}
 				rounds.add(figures);
 			}
+			long jitMillis = jit.getTotalCompilationTime() - jitBefore;
+			long roundsMillis = (System.nanoTime() - roundsStart) / 1_000_000;
+			StringBuilder table = new StringBuilder(String.format(Locale.ROOT,
+					"Filter overhead: loopback round trips; the clients warmed in turns of %,d calls with 1 caller and"
+							+ " %,d with %d callers each until one turn over the three kept the JIT compiling under %d%%"
+							+ " of its time (%,d calls a client, %s); then %d rounds, in each round every client in turn"
+							+ " makes %,d calls with 1 caller and %,d with %d callers; the JIT compiled for %,d ms of"
+							+ " the rounds' %,d s; every figure is the median of the rounds%n%n",
+					WARM_UP_TURN, WARM_UP_TURN * 2, CALLERS, QUIET_JIT_PERCENT, warm.calls(),
+					warm.quiet() ? "quiet" : "not quiet by then", ROUNDS, CALLS, CALLS * 2, CALLERS, jitMillis,
+					roundsMillis / 1000));
+			table.append(String.format(Locale.ROOT, "%-32s %7s %9s %8s %8s %9s %11s %12s%n", "client", "callers",
+					"mean us", "p50 us", "p99 us", "calls/s", "CPU us/call", "bytes/call"));
 			List<Figures> medians = new ArrayList<>();
 			for (int row = 0; row < clients.size() * 2; row++) {
 				int at = row;
 				medians.add(Figures.median(rounds.stream().map((figures) -> figures.get(at)).toList()));
 			}
 			medians.forEach((row) -> table.append(row.line()));
-			Figures baseline1 = medians.get(2);
-			Figures governed1 = medians.get(4);
+			// each round's own differences, governed against the baseline of the same
+			// round
+			double[] added1 = each(rounds, (round) -> round.get(4).mean - round.get(2).mean);
+			double[] addedP50 = each(rounds, (round) -> round.get(4).p50 - round.get(2).p50);
+			double[] addedCpu = each(rounds, (round) -> round.get(5).cpuPerCall - round.get(3).cpuPerCall);
+			double[] share = each(rounds, (round) -> round.get(5).throughput / round.get(3).throughput);
+			double[] addedP99 = each(rounds, (round) -> round.get(5).p99 - round.get(3).p99);
+			double[] addedBytes = each(rounds, (round) -> round.get(5).bytesPerCall - round.get(3).bytesPerCall);
 			Figures baseline8 = medians.get(3);
-			Figures governed8 = medians.get(5);
 			table.append(String.format(Locale.ROOT,
-					"%nAgainst the same Spring stack without llm-quota: %+.0f us a call (p50 %+.0f us) with one caller;"
-							+ " with %d callers %+.0f us of CPU a call (%+.0f%%), %.2f of its throughput, %,.0f bytes"
-							+ " allocated a call against %,.0f%n",
-					governed1.mean - baseline1.mean, governed1.p50 - baseline1.p50, CALLERS,
-					governed8.cpuPerCall - baseline8.cpuPerCall,
-					100 * (governed8.cpuPerCall - baseline8.cpuPerCall) / baseline8.cpuPerCall,
-					governed8.throughput / baseline8.throughput, governed8.bytesPerCall, baseline8.bytesPerCall));
-			// the spread the medians hide: each round's own difference
-			StringBuilder spread = new StringBuilder();
-			for (List<Figures> figures : rounds) {
-				spread.append(String.format(Locale.ROOT, "%s%+.0f us / %.2f", spread.isEmpty() ? "" : ", ",
-						figures.get(5).cpuPerCall - figures.get(3).cpuPerCall,
-						figures.get(5).throughput / figures.get(3).throughput));
-			}
+					"%nAgainst the same Spring stack without llm-quota (the median of the %d rounds' own differences):"
+							+ " %+.0f us a call (p50 %+.0f us) with one caller; with %d callers %+.0f us of CPU a call"
+							+ " (%+.0f%% of the baseline's %.0f), %.2f of its throughput, p99 %+.0f us, %+,.0f bytes"
+							+ " allocated a call (against %,.0f)%n",
+					ROUNDS, Benchmarks.median(added1), Benchmarks.median(addedP50), CALLERS,
+					Benchmarks.median(addedCpu), 100 * Benchmarks.median(addedCpu) / baseline8.cpuPerCall,
+					baseline8.cpuPerCall, Benchmarks.median(share), Benchmarks.median(addedP99),
+					Benchmarks.median(addedBytes), baseline8.bytesPerCall));
+			// the spread the medians hide
 			table.append(String.format(Locale.ROOT,
-					"Each round's added CPU a call and share of the baseline's throughput, %d callers: %s%n", CALLERS,
-					spread));
+					"Every round, sorted, %d callers: added CPU a call (us) %s;"
+							+ " share of the baseline's throughput %s%n",
+					CALLERS, sorted(addedCpu, "%+.0f"), sorted(share, "%.2f")));
 			return table.toString();
 		}
 		finally {
@@ -148,6 +167,50 @@ public class FilterOverheadBenchmark {
 			without.close();
 			server.disposeNow(Duration.ofSeconds(5));
 		}
+	}
+
+	/**
+	 * Warms the clients in turns until one turn over all of them keeps the JIT compiling
+	 * under {@link #QUIET_JIT_PERCENT} of its wall time: a client whose code is still
+	 * being compiled while it is measured pays for the compiler's CPU (a governed call
+	 * runs more code, so it takes longer to settle than a fixed number of calls allowed).
+	 * At least {@link #WARM_UP} calls a client, at most ten times that.
+	 */
+	private static Warm warm(List<WebClient> clients, String url) throws InterruptedException {
+		int calls = 0;
+		while (true) {
+			long jitBefore = jit.getTotalCompilationTime();
+			long start = System.nanoTime();
+			for (WebClient client : clients) {
+				measure(client, url, 1, WARM_UP_TURN);
+				measure(client, url, CALLERS, WARM_UP_TURN * 2);
+			}
+			calls += WARM_UP_TURN * 3;
+			long jitMillis = jit.getTotalCompilationTime() - jitBefore;
+			long wallMillis = (System.nanoTime() - start) / 1_000_000;
+			boolean quiet = jitMillis * 100 < QUIET_JIT_PERCENT * wallMillis;
+			if ((quiet && calls >= WARM_UP) || calls >= WARM_UP * 10) {
+				return new Warm(calls, quiet);
+			}
+		}
+	}
+
+	private record Warm(int calls, boolean quiet) {
+
+	}
+
+	private static double[] each(List<List<Figures>> rounds, ToDoubleFunction<List<Figures>> difference) {
+		return rounds.stream().mapToDouble(difference).toArray();
+	}
+
+	private static String sorted(double[] values, String format) {
+		double[] sorted = values.clone();
+		Arrays.sort(sorted);
+		StringBuilder text = new StringBuilder();
+		for (double value : sorted) {
+			text.append(text.isEmpty() ? "" : " ").append(String.format(Locale.ROOT, format, value));
+		}
+		return text.toString();
 	}
 
 	static ConfigurableApplicationContext context(String base, boolean governed) {

@@ -7,9 +7,10 @@ import java.util.List;
 
 /**
  * Runs one part of the benchmarks: {@code goodput} (part 1), {@code admission} (part 2),
- * {@code filter} and {@code profile} (what the filter adds to a call, and where its CPU
- * goes), {@code redis} (part 3) or {@code routes} (a route over three deployments against
- * LiteLLM's defaults). Results go to {@code benchmarks/results/}.
+ * {@code filter}, {@code parts} and {@code profile} (what the filter adds to a call,
+ * llm-quota's own part of it, and where its CPU goes), {@code redis} (part 3) or
+ * {@code routes} (a route over three deployments against LiteLLM's defaults). Results go
+ * to {@code benchmarks/results/}.
  */
 public final class Benchmarks {
 
@@ -28,8 +29,9 @@ public final class Benchmarks {
 			case "routes" -> RouteBenchmark.run(Duration.ofSeconds(Long.getLong("seconds", 60)),
 					Integer.getInteger("rounds", 3), results);
 			case "profile" -> GovernedPathProfile.run(results);
+			case "parts" -> CallPartsBenchmark.run(results);
 			default -> throw new IllegalArgumentException(
-					"Unknown part '" + part + "': goodput, admission, filter, profile, redis or routes");
+					"Unknown part '" + part + "': goodput, admission, filter, parts, profile, redis or routes");
 		}
 		System.exit(0);
 	}

@@ -1,0 +1,120 @@
+package dev.llmquota.bench;
+
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+
+import dev.llmquota.client.CallPlan;
+import dev.llmquota.client.GovernedCall;
+import dev.llmquota.client.LlmQuotaCalls;
+import dev.llmquota.client.ProviderEntry;
+import dev.llmquota.core.QuotaPermit;
+import dev.llmquota.provider.HeaderLookup;
+
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * llm-quota's own work for one call of the filter benchmark, without HTTP: the same
+ * configuration, request and answer, one thread, in three parts: reading the request (its
+ * entry and its plan: model, tokens, estimate), admission and release (the fast path),
+ * and a whole governed call without the request (admission, the answer's headers and body
+ * followed, the usage reconciled, release). The rest of what the filter benchmark
+ * measures is the {@code WebClient} integration around this: the body captured from the
+ * caller's codecs, the attempt's request, the answer wrapped, Reactor's operators. Each
+ * part warmed for 2 rounds, then measured for 5; figures are medians.
+ */
+final class CallPartsBenchmark {
+
+	private static final int CALLS = 200_000;
+
+	private static final int WARM_UP_ROUNDS = 2;
+
+	private static final int ROUNDS = 5;
+
+	private static final byte[] REQUEST = "{\"model\":\"model\",\"max_tokens\":16,\"messages\":[{\"role\":\"user\",\"content\":\"Say ok.\"}]}"
+		.getBytes(StandardCharsets.UTF_8);
+
+	private static final byte[] ANSWER = FilterOverheadBenchmark.ANSWER.getBytes(StandardCharsets.UTF_8);
+
+	private static final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory
+		.getThreadMXBean();
+
+	private CallPartsBenchmark() {
+	}
+
+	static void run(Path results) throws Exception {
+		ConfigurableApplicationContext context = FilterOverheadBenchmark.context("http://127.0.0.1:9", true);
+		try {
+			LlmQuotaCalls calls = context.getBean(LlmQuotaCalls.class);
+			URI uri = URI.create("http://127.0.0.1:9/v1/chat/completions");
+			Function<String, Object> noAttributes = (name) -> null;
+			HeaderLookup noHeaders = (name) -> null;
+			HeaderLookup json = (name) -> name.equalsIgnoreCase("Content-Type") ? "application/json" : null;
+			ProviderEntry entry = calls.entry("POST", uri, noHeaders, noAttributes);
+			CallPlan plan = calls.plan(entry, uri, REQUEST, noAttributes);
+			long deadline = calls.deadline(plan, null);
+			List<Part> parts = List.of(new Part("request read (entry and plan)", () -> {
+				ProviderEntry found = calls.entry("POST", uri, noHeaders, noAttributes);
+				calls.plan(found, uri, REQUEST, noAttributes);
+			}), new Part("admission and release", () -> calls.admit(plan, deadline).block().release()),
+					new Part("admission, answer followed, release", () -> {
+						QuotaPermit permit = calls.admit(plan, deadline).block();
+						GovernedCall call = calls.start(plan, permit);
+						call.onResponse(200, json);
+						call.onBody(ByteBuffer.wrap(ANSWER));
+						call.onComplete();
+					}));
+			StringBuilder table = new StringBuilder(String.format(Locale.ROOT,
+					"llm-quota's own work for one call of the filter benchmark, without HTTP, one thread: %,d calls a"
+							+ " round, %d rounds of warm-up, then %d; every figure the median of the rounds%n%n",
+					CALLS, WARM_UP_ROUNDS, ROUNDS));
+			table.append(String.format(Locale.ROOT, "%-40s %9s %12s%n", "part", "ns/call", "bytes/call"));
+			double[][] figures = new double[parts.size()][];
+			for (int i = 0; i < parts.size(); i++) {
+				figures[i] = measure(parts.get(i).work);
+				table.append(String.format(Locale.ROOT, "%-40s %,9.0f %,12.0f%n", parts.get(i).name, figures[i][0],
+						figures[i][1]));
+			}
+			table.append(String.format(Locale.ROOT,
+					"%nA whole call's own work (request read, then admission, answer and release): %,.0f ns and %,.0f"
+							+ " bytes%n",
+					figures[0][0] + figures[2][0], figures[0][1] + figures[2][1]));
+			Files.createDirectories(results);
+			Files.writeString(results.resolve("parts.txt"), table);
+			System.out.print(table);
+		}
+		finally {
+			context.close();
+		}
+	}
+
+	/** Returns ns and bytes a call, each the median of the measured rounds. */
+	private static double[] measure(Runnable work) {
+		List<double[]> rounds = new ArrayList<>();
+		for (int round = 0; round < WARM_UP_ROUNDS + ROUNDS; round++) {
+			long bytes = threads.getCurrentThreadAllocatedBytes();
+			long start = System.nanoTime();
+			for (int i = 0; i < CALLS; i++) {
+				work.run();
+			}
+			long nanos = System.nanoTime() - start;
+			bytes = threads.getCurrentThreadAllocatedBytes() - bytes;
+			if (round >= WARM_UP_ROUNDS) {
+				rounds.add(new double[] { (double) nanos / CALLS, (double) bytes / CALLS });
+			}
+		}
+		return Benchmarks.medians(rounds);
+	}
+
+	private record Part(String name, Runnable work) {
+
+	}
+
+}

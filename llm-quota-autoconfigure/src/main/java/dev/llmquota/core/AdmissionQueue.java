@@ -46,9 +46,29 @@ final class AdmissionQueue {
 	 */
 	private volatile boolean nobodyWaits = true;
 
+	/** How many times a thread tries the lock again before it parks. */
+	private static final int SPINS = 64;
+
 	private final ReentrantLock lock = new ReentrantLock() {
 
 		private static final long serialVersionUID = 1L;
+
+		/**
+		 * The lock is held for under a microsecond: a thread that finds it taken tries
+		 * again a few times before it parks, since a park and the wake-up after it take
+		 * far longer on a busy machine (tenths of a millisecond seen with 8 callers on 2
+		 * cores) than the holder needs.
+		 */
+		@Override
+		public void lock() {
+			for (int i = 0; i < SPINS; i++) {
+				if (tryLock()) {
+					return;
+				}
+				Thread.onSpinWait();
+			}
+			super.lock();
+		}
 
 		@Override
 		public void unlock() {

@@ -46,35 +46,14 @@ final class AdmissionQueue {
 	 */
 	private volatile boolean nobodyWaits = true;
 
-	/** How many times a thread tries the lock again before it parks. */
-	private static final int SPINS = 64;
-
 	private final ReentrantLock lock = new ReentrantLock() {
 
 		private static final long serialVersionUID = 1L;
 
-		/**
-		 * The lock is held for under a microsecond: a thread that finds it taken tries
-		 * again a few times before it parks, since a park and the wake-up after it take
-		 * far longer on a busy machine (tenths of a millisecond seen with 8 callers on 2
-		 * cores) than the holder needs.
-		 */
-		@Override
-		public void lock() {
-			for (int i = 0; i < SPINS; i++) {
-				if (tryLock()) {
-					return;
-				}
-				Thread.onSpinWait();
-			}
-			super.lock();
-		}
-
 		@Override
 		public void unlock() {
 			if (getHoldCount() == 1) {
-				AdmissionQueue.this.nobodyWaits = AdmissionQueue.this.interactive.isEmpty()
-						&& AdmissionQueue.this.batch.isEmpty();
+				AdmissionQueue.this.nobodyWaits = !anyoneQueued();
 			}
 			super.unlock();
 		}
@@ -147,8 +126,7 @@ final class AdmissionQueue {
 		List<Runnable> after = new ArrayList<>();
 		this.lock.lock();
 		try {
-			if (this.closed || !this.interactive.isEmpty() || !this.batch.isEmpty()
-					|| !this.drain.admitsAlone(waiter, after)) {
+			if (this.closed || anyoneQueued() || !this.drain.admitsAlone(waiter, after)) {
 				return null;
 			}
 		}
@@ -374,6 +352,11 @@ final class AdmissionQueue {
 
 	boolean closed() {
 		return this.closed;
+	}
+
+	/** Whether a call waits in either line. */
+	boolean anyoneQueued() {
+		return !this.interactive.isEmpty() || !this.batch.isEmpty();
 	}
 
 	/** The queues in the order they are served: interactive, then batch. */

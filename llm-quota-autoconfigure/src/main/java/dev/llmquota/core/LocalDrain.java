@@ -23,22 +23,12 @@ final class LocalDrain extends QueueBooks implements Drain {
 
 	@Override
 	public void run(List<Runnable> after) {
-		if (this.queue.closed() || nobodyWaits()) {
+		if (this.queue.closed() || !this.queue.anyoneQueued()) {
 			return;
 		}
 		long now = this.queue.clock().nanoTime();
 		runs(now, this.queue.clock().instant(), after);
 		Admission.runHere(this.queue.classes(), this, now);
-	}
-
-	private boolean nobodyWaits() {
-		List<java.util.ArrayDeque<Waiter>> classes = this.queue.classes();
-		for (int i = 0; i < classes.size(); i++) {
-			if (!classes.get(i).isEmpty()) {
-				return false;
-			}
-		}
-		return true;
 	}
 
 	@Override

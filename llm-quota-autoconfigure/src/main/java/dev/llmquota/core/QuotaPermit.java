@@ -12,22 +12,6 @@ import java.util.List;
  */
 public final class QuotaPermit {
 
-	private final AdmissionQueue queue;
-
-	private final Pool pool;
-
-	private final Demand demand;
-
-	private final Booking.Booked booking;
-
-	private final List<Waiter.GateUse> gateUses;
-
-	private final long[] weights;
-
-	private final long admittedAt;
-
-	private final long waitedNanos;
-
 	// two flags set once each, in the permit itself rather than two objects beside it
 	private static final VarHandle RECONCILED;
 
@@ -43,6 +27,22 @@ public final class QuotaPermit {
 			throw new ExceptionInInitializerError(ex);
 		}
 	}
+
+	private final AdmissionQueue queue;
+
+	private final Pool pool;
+
+	private final Demand demand;
+
+	private final Booking.Booked booking;
+
+	private final List<Waiter.GateUse> gateUses;
+
+	private final long[] weights;
+
+	private final long admittedAt;
+
+	private final long waitedNanos;
 
 	/** Set once, through {@code RECONCILED}. */
 	private volatile boolean reconciled;

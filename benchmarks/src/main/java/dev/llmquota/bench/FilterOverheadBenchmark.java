@@ -176,7 +176,7 @@ public class FilterOverheadBenchmark {
 	 * runs more code, so it takes longer to settle than a fixed number of calls allowed).
 	 * At least {@link #WARM_UP} calls a client, at most ten times that.
 	 */
-	private static Warm warm(List<WebClient> clients, String url) throws InterruptedException {
+	static Warm warm(List<WebClient> clients, String url) throws InterruptedException {
 		int calls = 0;
 		while (true) {
 			long jitBefore = jit.getTotalCompilationTime();
@@ -195,7 +195,7 @@ public class FilterOverheadBenchmark {
 		}
 	}
 
-	private record Warm(int calls, boolean quiet) {
+	record Warm(int calls, boolean quiet) {
 
 	}
 

@@ -34,16 +34,14 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * Where a governed call's CPU goes: the filter benchmark's governed client, warmed, then
- * recorded with JFR (execution samples every millisecond) over 40,000 calls from eight
- * callers. The samples are drawn as an icicle graph (callers above callees, width by
- * samples, llm-quota's frames in orange) into {@code profile.png}, and the frames that
- * cost most are listed in {@code profile.txt}: by self time, and llm-quota's by the time
- * spent in and under them.
+ * Where a governed call's CPU goes: the filter benchmark's governed client, warmed until
+ * the JIT is quiet, then recorded with JFR (execution samples every millisecond) over
+ * 40,000 calls from eight callers. The samples are drawn as an icicle graph (callers
+ * above callees, width by samples, llm-quota's frames in orange) into
+ * {@code profile.png}, and the frames that cost most are listed in {@code profile.txt}:
+ * by self time, and llm-quota's by the time spent in and under them.
  */
 final class GovernedPathProfile {
-
-	private static final int WARM_UP = 20_000;
 
 	private static final int CALLS = 40_000;
 
@@ -62,10 +60,12 @@ final class GovernedPathProfile {
 		DisposableServer server = FilterOverheadBenchmark.server();
 		String base = "http://127.0.0.1:" + server.port();
 		ConfigurableApplicationContext governed = FilterOverheadBenchmark.context(base, true);
+		int warmUp;
 		try {
 			WebClient client = governed.getBean(WebClient.Builder.class).build();
 			String url = base + "/v1/chat/completions";
-			FilterOverheadBenchmark.measure(client, url, 1, WARM_UP);
+			// warmed as the filter benchmark warms its clients: until the JIT is quiet
+			warmUp = FilterOverheadBenchmark.warm(List.of(client), url).calls();
 			try (Recording recording = new Recording(Configuration.getConfiguration("default"))) {
 				recording.enable("jdk.ExecutionSample").withPeriod(Duration.ofMillis(1));
 				recording.start();
@@ -102,13 +102,13 @@ final class GovernedPathProfile {
 			root.add(stack, 0);
 		}
 		Files.deleteIfExists(jfr);
-		String text = report(stacks);
+		String text = report(stacks, warmUp);
 		Files.writeString(results.resolve("profile.txt"), text);
 		draw(root, results.resolve("profile.png"));
 		System.out.println(text);
 	}
 
-	private static String report(List<List<String>> stacks) {
+	private static String report(List<List<String>> stacks, int warmUp) {
 		Map<String, Integer> self = new HashMap<>();
 		Map<String, Integer> inclusive = new HashMap<>();
 		int withLlmQuota = 0;
@@ -129,9 +129,9 @@ final class GovernedPathProfile {
 		int total = stacks.size();
 		StringBuilder text = new StringBuilder(String.format(Locale.ROOT,
 				"Governed path profile: JFR execution samples every 1 ms over %,d calls from 8 callers after %,d"
-						+ " warm-up calls (the filter benchmark's governed client); %,d samples, %.1f%% of them with an"
-						+ " llm-quota frame on the stack%n%n",
-				CALLS, WARM_UP, total, 100.0 * withLlmQuota / Math.max(1, total)));
+						+ " warm-up calls, until the JIT was quiet (the filter benchmark's governed client); %,d samples,"
+						+ " %.1f%% of them with an llm-quota frame on the stack%n%n",
+				CALLS, warmUp, total, 100.0 * withLlmQuota / Math.max(1, total)));
 		text.append("Top frames by self time (% of all samples)\n");
 		top(self, 20).forEach((entry) -> text.append(String.format(Locale.ROOT, "%6.1f%%  %s%n",
 				100.0 * entry.getValue() / Math.max(1, total), entry.getKey())));

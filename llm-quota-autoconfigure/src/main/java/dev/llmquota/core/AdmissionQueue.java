@@ -213,7 +213,7 @@ final class AdmissionQueue {
 				// before the queue runs: a call waiting for the shared slot finds it free
 				this.store.release(permit.booking().lease());
 			}
-			this.drain.roomCameBack(this.clock.nanoTime());
+			this.drain.roomCameBack();
 			if (completed) {
 				long latency = this.clock.nanoTime() - permit.admittedAt();
 				Pool pool = permit.pool();
@@ -242,7 +242,7 @@ final class AdmissionQueue {
 		List<Runnable> after = new ArrayList<>();
 		this.lock.lock();
 		try {
-			this.drain.roomCameBack(this.clock.nanoTime());
+			this.drain.roomCameBack();
 			this.drain.run(after);
 		}
 		finally {

@@ -37,10 +37,10 @@ interface Drain {
 	Headroom headroom(Waiter probe, List<Waiter> ahead, long now, java.time.Instant wallNow);
 
 	/**
-	 * Room came back here (a refund, a release), under the queue's lock.
-	 * @param now the monotonic time
+	 * Room came back here (a refund, a release), under the queue's lock; a drain that
+	 * needs the time reads it, so a release with nobody waiting reads no clock.
 	 */
-	void roomCameBack(long now);
+	void roomCameBack();
 
 	/**
 	 * Calls booked ahead, waiting for their start, under the queue's lock.

@@ -120,7 +120,7 @@ final class LocalDrain extends QueueBooks implements Drain {
 	}
 
 	@Override
-	public void roomCameBack(long now) {
+	public void roomCameBack() {
 		// every waiter is tried on every run anyway
 	}
 

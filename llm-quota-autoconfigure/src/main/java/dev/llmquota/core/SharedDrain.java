@@ -112,7 +112,11 @@ final class SharedDrain extends QueueBooks implements Drain {
 	 * back.
 	 */
 	@Override
-	public void roomCameBack(long now) {
+	public void roomCameBack() {
+		if (!this.queue.anyoneQueued()) {
+			return;
+		}
+		long now = this.queue.clock().nanoTime();
 		for (ArrayDeque<Waiter> queue : this.queue.classes()) {
 			for (Waiter waiter : queue) {
 				waiter.roomCameBack(now);

@@ -17,6 +17,7 @@ import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.core.QuotaPermit;
 import dev.llmquota.provider.HeaderLookup;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -38,8 +39,8 @@ final class CallPartsBenchmark {
 
 	private static final int ROUNDS = 5;
 
-	private static final byte[] REQUEST = "{\"model\":\"model\",\"max_tokens\":16,\"messages\":[{\"role\":\"user\",\"content\":\"Say ok.\"}]}"
-		.getBytes(StandardCharsets.UTF_8);
+	/** The filter benchmark's request body, as the caller's codecs write it. */
+	private static final byte[] REQUEST = JsonMapper.shared().writeValueAsBytes(FilterOverheadBenchmark.BODY);
 
 	private static final byte[] ANSWER = FilterOverheadBenchmark.ANSWER.getBytes(StandardCharsets.UTF_8);
 

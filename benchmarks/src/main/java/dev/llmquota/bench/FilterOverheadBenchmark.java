@@ -47,7 +47,7 @@ public class FilterOverheadBenchmark {
 			+ "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},\"finish_reason\":\"stop\"}],"
 			+ "\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":1,\"total_tokens\":13}}";
 
-	private static final Map<String, Object> BODY = Map.of("model", "model", "max_tokens", 16, "messages",
+	static final Map<String, Object> BODY = Map.of("model", "model", "max_tokens", 16, "messages",
 			List.of(Map.of("role", "user", "content", "Say ok.")));
 
 	private static final int WARM_UP = Integer.getInteger("filter.warmup", 30_000);

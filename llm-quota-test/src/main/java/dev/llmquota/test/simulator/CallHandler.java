@@ -198,18 +198,19 @@ final class CallHandler {
 				return sendHalfAndDrop(response, reply);
 			}
 			settleBeforeTheLastByte(answer);
-			return send(response, reply).doOnSuccess((ignored) -> answer.complete = true);
+			return send(response, reply);
 		}));
 	}
 
 	/**
-	 * Frees the call's slot and refund as its last frame goes out, so a client that read
-	 * the whole answer and calls again at once finds them free.
+	 * Settles, frees and logs the call as its last frame goes out, so a client that read
+	 * the whole answer finds its slot and refund free and the call in the log. The answer
+	 * was generated in full by then: a connection lost on the last bytes does not make it
+	 * a dropped call.
 	 */
 	private void settleBeforeTheLastByte(Answer answer) {
-		QuotaBook book = this.state.book();
-		book.settle(answer.admission, answer.sent);
-		book.release(answer.admission);
+		answer.complete = true;
+		finish(answer);
 	}
 
 	private Mono<Void> stream(Answer answer, StreamingDialect dialect, Map<String, String> headers,
@@ -253,9 +254,7 @@ final class CallHandler {
 				return Unpooled.wrappedBuffer(frame.bytes());
 			}));
 		}, 1);
-		return response.sendHeaders().then(response.send(body, (buffer) -> true)).then().doOnSuccess((ignored) -> {
-			answer.complete = dropAfter == Integer.MAX_VALUE;
-		});
+		return response.sendHeaders().then(response.send(body, (buffer) -> true)).then();
 	}
 
 	private Mono<Void> finishing(Answer answer) {

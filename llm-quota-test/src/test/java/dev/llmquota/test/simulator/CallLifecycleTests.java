@@ -148,4 +148,19 @@ class CallLifecycleTests {
 		}
 	}
 
+	@Test
+	void aCallIsInTheLogByTheTimeItsCallerHasReadTheWholeAnswer() {
+		this.simulator = ProviderSimulator.builder().latency((latency) -> latency.fixedOutputTokens(5)).start();
+		for (int i = 0; i < 200; i++) {
+			boolean stream = i % 2 == 1;
+			HttpResponse<String> response = SimHttp.post(this.simulator, "/v1/chat/completions",
+					SimHttp.openAi("gpt-4o", 10, stream));
+			assertThat(response.statusCode()).as("call %d", i).isEqualTo(200);
+			assertThat(this.simulator.requestLog().size()).as("logged after call %d", i).isEqualTo(i + 1);
+			RequestRecord last = this.simulator.requestLog().records().get(i);
+			assertThat(last.outcome()).as("call %d", i).isEqualTo(Outcome.COMPLETED);
+			assertThat(last.stream()).isEqualTo(stream);
+		}
+	}
+
 }

@@ -288,6 +288,29 @@ class QuotaEngineTests {
 	}
 
 	/**
+	 * A later, shorter penalty on another dimension does not cut short a longer one still
+	 * running: the fast path and the queue both hold calls until the longest ends.
+	 */
+	@Test
+	void aLaterShorterPenaltyDoesNotCutShortALongerOne() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.localStore, this.clock);
+		Pool pool = engine.pool("openai", "m");
+		engine.penalize(pool, TOKENS_PER_MINUTE, Duration.ofSeconds(10));
+		engine.penalize(pool, REQUESTS_PER_MINUTE, Duration.ofSeconds(2));
+		this.clock.advance(Duration.ofSeconds(3));
+		assertThat(engine.tryAcquire(pool, new Demand(1, 1), null)).isNull();
+		Calls.Call held = acquire(engine, pool, new Demand(1, 1));
+		this.clock.advance(Duration.ofSeconds(7).minusMillis(1));
+		assertThat(held.admitted()).isFalse();
+		this.clock.advance(Duration.ofMillis(1));
+		assertThat(held.admitted()).isTrue();
+		assertThat(engine.tryAcquire(pool, new Demand(1, 1), null)).isNotNull();
+	}
+
+	/**
 	 * A penalty longer than a call may wait fails the call at its deadline, naming the
 	 * dimension the provider named.
 	 */

@@ -21,7 +21,7 @@ public final class Benchmarks {
 		String part = (args.length > 0) ? args[0] : "goodput";
 		Path results = Path.of((args.length > 1) ? args[1] : "benchmarks/results");
 		switch (part) {
-			case "goodput" -> GoodputBenchmark.run(Duration.ofSeconds(Long.getLong("seconds", 60)),
+			case "goodput" -> GoodputBenchmark.run(Duration.ofSeconds(Long.getLong("seconds", 135)),
 					Integer.getInteger("rounds", 3), results);
 			case "admission" -> AdmissionBenchmark.run(results);
 			case "filter" -> FilterOverheadBenchmark.run(results);

@@ -16,7 +16,8 @@ public final class RequestLog {
 	}
 
 	/**
-	 * All records so far; a call appears once its answer is complete.
+	 * All records so far. An answered call appears as its last byte is sent, so by the
+	 * time its caller has read the answer; a refused or rejected one before its answer.
 	 * @return an immutable copy
 	 */
 	public List<RequestRecord> records() {

@@ -17,6 +17,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.core.Priority;
@@ -242,23 +243,18 @@ public final class GoodputBenchmark {
 		long from = start + WARM_UP.toNanos();
 		long logFrom = simulatorStart + WARM_UP.toNanos();
 		long logEnd = simulatorStart + duration.toNanos();
-		List<RequestRecord> log = simulator.requestLog().records();
-		long arrivals = log.stream()
-			.filter((record) -> record.arrivalNanos() >= logFrom && record.arrivalNanos() <= logEnd)
-			.count();
-		long refused = simulator.requestLog()
-			.refused()
-			.stream()
-			.filter((record) -> record.arrivalNanos() >= logFrom && record.arrivalNanos() <= logEnd)
-			.count();
+		// what arrived at the provider in the measured stretch
+		Predicate<RequestRecord> measured = (record) -> record.arrivalNanos() >= logFrom
+				&& record.arrivalNanos() < logEnd;
+		List<RequestRecord> log = simulator.requestLog().records().stream().filter(measured).toList();
+		long refused = simulator.requestLog().refused().stream().filter(measured).count();
 		long taken = log.stream()
 			.filter((record) -> record.outcome() == RequestRecord.Outcome.COMPLETED
 					|| record.outcome() == RequestRecord.Outcome.DROPPED)
-			.filter((record) -> record.arrivalNanos() >= logFrom && record.arrivalNanos() < logEnd)
 			.mapToLong(RequestRecord::inputTokens)
 			.sum();
 		return new Run(client.name(), done.stream().filter((call) -> call.finishedNanos() >= from).toList(), refused,
-				arrivals, taken, from, end);
+				log.size(), taken, from, end);
 	}
 
 	// --- the clients

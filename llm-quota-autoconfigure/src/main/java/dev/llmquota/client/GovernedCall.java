@@ -148,9 +148,15 @@ public final class GovernedCall {
 	 * The body ended early: an error, a dropped connection, or the caller cancelled. The
 	 * provider may have generated more than went by before it noticed, and a count seen
 	 * so far (Gemini sends one in every chunk) is not the final one: the reservation
-	 * stands, never refunded on what was not seen.
+	 * stands, never refunded on what was not seen. A stream that had sent the event that
+	 * ends it was answered in full (OpenAI's SDK closes it on {@code [DONE]}): it ends as
+	 * one read to its last byte.
 	 */
 	public void onAbort() {
+		if (this.reader.usage().streamEnded()) {
+			onComplete();
+			return;
+		}
 		if (!this.ended.compareAndSet(false, true)) {
 			return;
 		}

@@ -99,6 +99,9 @@ final class AnthropicDialect implements Dialect {
 			usage.outputText(Json.text(event, "delta", "text"));
 			usage.outputText(Json.text(event, "delta", "partial_json"));
 		}
+		else if ("message_stop".equals(type)) {
+			usage.ended();
+		}
 	}
 
 	@Override

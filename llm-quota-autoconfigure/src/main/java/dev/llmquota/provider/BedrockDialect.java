@@ -144,6 +144,8 @@ final class BedrockDialect implements Dialect {
 			usage.input(Json.sum(Json.count(counts, "inputTokens"), read, Json.count(counts, "cacheWriteInputTokens")),
 					read);
 			usage.output(Json.count(counts, "outputTokens"));
+			// Converse's last event: its counts follow messageStop
+			usage.ended();
 		}
 		String bytes = Json.text(event, "chunk", "bytes");
 		if (bytes != null) {
@@ -152,6 +154,8 @@ final class BedrockDialect implements Dialect {
 			if (metrics != null && metrics.isObject()) {
 				usage.input(Json.count(metrics, "inputTokenCount"), null);
 				usage.output(Json.count(metrics, "outputTokenCount"));
+				// the invocation's metrics come with its last chunk
+				usage.ended();
 			}
 			else if (chunk != null) {
 				// the model's native stream: Anthropic's message_start and message_delta

@@ -69,6 +69,10 @@ final class OllamaDialect implements Dialect {
 		usage.outputText(Json.text(event, "response"));
 		usage.input(Json.count(event, "prompt_eval_count"), null);
 		usage.output(Json.count(event, "eval_count"));
+		if (Json.flag(event, "done", false)) {
+			// the last line, with the counts
+			usage.ended();
+		}
 	}
 
 }

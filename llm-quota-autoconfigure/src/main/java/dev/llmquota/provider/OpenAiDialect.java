@@ -143,10 +143,12 @@ class OpenAiDialect implements Dialect {
 			usage.refusal(event);
 		}
 		else if ("response.completed".equals(type) || "response.incomplete".equals(type)) {
+			// a Responses stream's last event, with the counts
 			JsonNode responseUsage = Json.at(event, "response", "usage");
 			if (responseUsage != null && responseUsage.isObject()) {
 				readUsage(responseUsage, usage);
 			}
+			usage.ended();
 		}
 	}
 

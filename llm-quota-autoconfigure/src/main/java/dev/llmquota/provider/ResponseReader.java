@@ -3,6 +3,7 @@ package dev.llmquota.provider;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -24,6 +25,9 @@ public final class ResponseReader {
 
 	/** A stream line longer than this is skipped. */
 	static final int MAX_LINE_BYTES = 4 * 1024 * 1024;
+
+	/** The data of the event that ends an OpenAI-style stream. */
+	private static final byte[] DONE = "[DONE]".getBytes(StandardCharsets.US_ASCII);
 
 	private final Dialect dialect;
 
@@ -210,7 +214,11 @@ public final class ResponseReader {
 			start++;
 		}
 		if (start >= end || bytes[start] != '{') {
-			// blank lines, [DONE], comments
+			// blank lines, comments; an OpenAI-style stream's end
+			if (this.framing == Framing.SSE && end - start == DONE.length
+					&& Arrays.equals(bytes, start, end, DONE, 0, DONE.length)) {
+				this.usage.ended();
+			}
 			return;
 		}
 		JsonNode event = parse(bytes, start, end - start);

@@ -21,6 +21,9 @@ public final class UsageAccumulator {
 	/** An event that ended the stream as a refusal, or {@code null}. */
 	private JsonNode refusal;
 
+	/** Whether the stream sent the event that ends it. */
+	private boolean ended;
+
 	/** Sets the input tokens, cached ones included, when reported. */
 	void input(Long total, Long cached) {
 		if (total != null) {
@@ -51,6 +54,24 @@ public final class UsageAccumulator {
 	 */
 	public JsonNode refusal() {
 		return this.refusal;
+	}
+
+	/**
+	 * The stream sent the event that ends it (OpenAI's {@code [DONE]}, Anthropic's
+	 * {@code message_stop}): nothing is generated or reported after it.
+	 */
+	void ended() {
+		this.ended = true;
+	}
+
+	/**
+	 * Returns whether the stream sent the event that ends it: its usage is then final
+	 * even when its reader stops there, before the connection's end (as OpenAI's SDK
+	 * does).
+	 * @return whether the stream said it ended
+	 */
+	public boolean streamEnded() {
+		return this.ended;
 	}
 
 	void outputText(String text) {

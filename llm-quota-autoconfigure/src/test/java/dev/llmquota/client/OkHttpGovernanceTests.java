@@ -178,6 +178,47 @@ class OkHttpGovernanceTests {
 		}
 	}
 
+	/**
+	 * OpenAI's SDK (4.105.0, not 4.49.0) closes a stream as soon as it reads
+	 * {@code data: [DONE]}, before the connection's end: a stream that said its end is
+	 * charged what it reported, as one read to the last byte; one closed before its end
+	 * keeps its reservation.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = DialectCase.class, names = { "OPENAI", "AZURE_OPENAI", "ANTHROPIC", "OLLAMA" })
+	void aStreamClosedRightAfterItsLastEventIsChargedItsReportedUsage(DialectCase dialect) throws IOException {
+		try (SimulatedProvider provider = SimulatedProvider.start(dialect,
+				(sim) -> sim.latency((latency) -> latency.perOutputToken(Duration.ofMillis(10)).fixedOutputTokens(20)),
+				"llm.quota.headroom=1.0")) {
+			OkHttpClient client = client(provider);
+			try (Response response = client.newCall(request(provider, 1_000, true, "Tell a story.")).execute()) {
+				assertThat(response.body().source().readUtf8Line()).isNotNull();
+			}
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(provider.pool().stats().outputSamples()).as("a stream cut short reports nothing").isZero();
+			try (Response response = client.newCall(request(provider, 1_000, true, "Tell a story.")).execute()) {
+				BufferedSource source = response.body().source();
+				String line;
+				do {
+					line = source.readUtf8Line();
+					assertThat(line).as("the stream's last event").isNotNull();
+				}
+				while (!lastEvent(dialect, line));
+			}
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(provider.pool().stats().outputSamples()).as("its usage reached the books").isEqualTo(1);
+			assertThat(provider.pool().stats().billedOutput()).isEqualTo(20);
+		}
+	}
+
+	private static boolean lastEvent(DialectCase dialect, String line) {
+		return switch (dialect) {
+			case ANTHROPIC -> line.startsWith("data:") && line.contains("\"message_stop\"");
+			case OLLAMA -> line.contains("\"done\":true");
+			default -> line.equals("data: [DONE]");
+		};
+	}
+
 	@Test
 	void springAiSdkClientsGetTheInterceptorThroughTheirBuilderHooks() throws Exception {
 		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> {

@@ -48,6 +48,10 @@ class BedrockStreamReadingTests {
 	}
 
 	private static Usage read(byte[] stream, Random random) {
+		return reader(stream, random).usage().usage(999);
+	}
+
+	private static ResponseReader reader(byte[] stream, Random random) {
 		ResponseReader reader = new ResponseReader(BEDROCK, BEDROCK.framing(true));
 		int at = 0;
 		while (at < stream.length) {
@@ -56,7 +60,7 @@ class BedrockStreamReadingTests {
 			at += size;
 		}
 		reader.finish();
-		return reader.usage().usage(999);
+		return reader;
 	}
 
 	@Test
@@ -80,6 +84,7 @@ class BedrockStreamReadingTests {
 					+ Base64.getEncoder().encodeToString(chunk.getBytes(StandardCharsets.UTF_8)) + "\"}"));
 		}
 		assertThat(read(stream.toByteArray(), new Random(7))).isEqualTo(new Usage(16, 0, 17));
+		assertThat(reader(stream.toByteArray(), new Random(7)).usage().streamEnded()).isTrue();
 	}
 
 	@Test
@@ -87,6 +92,9 @@ class BedrockStreamReadingTests {
 		byte[] stream = converseStream();
 		byte[] cut = java.util.Arrays.copyOf(stream, stream.length - 20);
 		assertThat(read(cut, new Random(1))).isNull();
+		assertThat(reader(cut, new Random(1)).usage().streamEnded()).as("a reader stopping here keeps the reservation")
+			.isFalse();
+		assertThat(reader(stream, new Random(1)).usage().streamEnded()).as("the metadata event is the last").isTrue();
 	}
 
 	@Test

@@ -16,6 +16,7 @@ import dev.llmquota.test.fixtures.RecordedFixture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
 import static dev.llmquota.core.Dimension.OUTPUT_TOKENS_PER_MINUTE;
@@ -190,6 +191,22 @@ class RecordedFixtureParsingTests {
 		reader.finish();
 		assertThat(reader.usage().hasUsage()).isFalse();
 		assertThat(reader.usage().outputChars()).isEqualTo("Hello world!!".length());
+		assertThat(reader.usage().streamEnded()).isFalse();
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@ValueSource(strings = { "openai-stream-usage.json", "anthropic-stream-usage.json",
+			"openai-responses-stream-usage.json" })
+	void aStreamSaysItEndedWithItsLastEventAndNotBefore(String name) {
+		RecordedFixture fixture = RecordedFixture.load(name);
+		DialectId dialect = dialectOf(fixture);
+		assertThat(reader(fixture, dialect, true).usage().streamEnded()).isTrue();
+		String body = fixture.body();
+		String last = body.substring(0, body.stripTrailing().lastIndexOf('\n') + 1);
+		Dialect read = Dialect.of(dialect);
+		ResponseReader cut = new ResponseReader(read, read.framing(true));
+		cut.feed(bytes(last));
+		assertThat(cut.usage().streamEnded()).as("all but the last line").isFalse();
 	}
 
 	@Test

@@ -112,7 +112,7 @@ public final class GovernedCall {
 				}
 				this.permit.reconcile(reported);
 			}
-			else if (this.plan.streaming() && textStream()) {
+			else if (this.plan.streaming() && textStream() && !this.reader.partUnread()) {
 				this.permit.reconcile(streamedSoFar(usage));
 			}
 			// An answer without usage keeps its reservation: never under-charged.
@@ -240,12 +240,13 @@ public final class GovernedCall {
 	}
 
 	/**
-	 * Whether the answer streams text whose length estimates its output: not AWS's binary
-	 * event stream, whose reservation stands when it ends without usage (never refund
-	 * what was not seen).
+	 * Whether the answer streams text whose length estimates its output: lines of events,
+	 * not AWS's binary event stream nor a JSON answer to a call that asked for a stream,
+	 * whose reservation stands when they end without usage (never refund what was not
+	 * seen).
 	 */
 	private boolean textStream() {
-		return this.reader.framing() != Framing.EVENT_STREAM;
+		return this.reader.framing() == Framing.SSE || this.reader.framing() == Framing.NDJSON;
 	}
 
 	/**

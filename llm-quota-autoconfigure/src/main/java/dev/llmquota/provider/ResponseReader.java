@@ -49,6 +49,9 @@ public final class ResponseReader {
 	/** Reads a binary event stream; {@code null} for other framings. */
 	private final EventStreamDecoder events;
 
+	/** Whether a part of the answer could not be read. */
+	private boolean partUnread;
+
 	/**
 	 * Creates a reader.
 	 * @param dialect the provider's dialect
@@ -112,6 +115,7 @@ public final class ResponseReader {
 	public synchronized void finish() {
 		if (this.body != null) {
 			if (this.overflow) {
+				this.partUnread = true;
 				LogOnce.warn(this.dialect.id().id() + ": large body", "llm-quota did not read usage from a "
 						+ this.dialect.id().id() + " answer larger than 16 MiB; its reservation stands");
 				return;
@@ -134,6 +138,7 @@ public final class ResponseReader {
 		}
 		else if (this.events != null) {
 			if (this.events.broken() != null) {
+				this.partUnread = true;
 				LogOnce.warn(this.dialect.id().id() + ": unreadable event stream",
 						"llm-quota could not read a " + this.dialect.id().id() + " event stream ("
 								+ this.events.broken() + "); it keeps the reservation");
@@ -183,6 +188,16 @@ public final class ResponseReader {
 	}
 
 	/**
+	 * Returns whether a part of the answer could not be read: a stream's line or event
+	 * that is not JSON or is over the size bound, a JSON answer that is broken or over 16
+	 * MiB. Output counted from what was read then says nothing of what was generated.
+	 * @return whether a part went unread
+	 */
+	public synchronized boolean partUnread() {
+		return this.partUnread;
+	}
+
+	/**
 	 * Returns what the answer said about usage so far.
 	 * @return the usage read
 	 */
@@ -196,6 +211,7 @@ public final class ResponseReader {
 		this.pending.reset();
 		this.overflow = false;
 		if (skipped) {
+			this.partUnread = true;
 			return;
 		}
 		int start = 0;
@@ -253,6 +269,7 @@ public final class ResponseReader {
 	}
 
 	private void unreadable(String why) {
+		this.partUnread = true;
 		LogOnce.warn(this.dialect.id().id() + ": unreadable answer", "llm-quota could not read usage from a "
 				+ this.dialect.id().id() + " answer (" + why + "); it keeps the reservation");
 	}

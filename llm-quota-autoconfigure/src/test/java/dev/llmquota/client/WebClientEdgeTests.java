@@ -14,6 +14,9 @@ import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.test.simulator.Fault;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -241,6 +244,46 @@ class WebClientEdgeTests {
 			}
 			assertThat(app.engine().inFlight(app.engine().pool("p", "m").account())).isZero();
 		}
+	}
+
+	/**
+	 * A stream's answer whose output llm-quota could not read (JSON where events were
+	 * asked for, with no usage or broken, or an event that is not JSON) tells nothing of
+	 * what was generated: the call keeps its output ceiling, as the same answer to a call
+	 * that does not stream does.
+	 */
+	@ParameterizedTest
+	@MethodSource("unreadableStreams")
+	void aStreamWhoseOutputCannotBeReadKeepsItsReservation(String contentType, String body) {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", contentType), body);
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai", "llm.quota.headroom=1.0",
+						"llm.quota.providers.p.burst-window=60s",
+						"llm.quota.providers.p.models.m.tokens-per-minute=10000")) {
+			for (boolean stream : new boolean[] { false, true }) {
+				app.webClient()
+					.post()
+					.uri(server.baseUrl() + "/v1/chat/completions")
+					.contentType(MediaType.APPLICATION_JSON)
+					.bodyValue(Map.of("model", "m", "max_tokens", 1_000, "stream", stream))
+					.retrieve()
+					.bodyToMono(String.class)
+					.block(PATIENCE);
+				await().atMost(PATIENCE).until(() -> app.engine().inFlight(app.engine().pool("p", "m").account()) == 0);
+			}
+			assertThat(app.engine()
+				.snapshot(app.engine().pool("p", "m"))
+				.bucket(BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE)
+				.remaining()).as("both calls' output ceilings stand (what refills, 167 a second, aside)")
+				.isLessThan(10_000L - 2 * 1_000L + 500);
+		}
+	}
+
+	static List<Arguments> unreadableStreams() {
+		return List.of(Arguments.of("application/json", "{\"choices\":[{\"message\":{\"content\":\"Hi\"}}]}"),
+				Arguments.of("application/json", "{\"choices\":[{\"message\":{\"content\":\"Hi"),
+				Arguments.of("text/event-stream", "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n"
+						+ "data: {\"choices\":[{\"delta\":{\"content\n\ndata: [DONE]\n\n"));
 	}
 
 	@Test

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
@@ -391,12 +392,34 @@ public final class LlmQuotaCalls {
 	}
 
 	/**
+	 * Waits on this thread for a blocking call's admission. The permit and the end of the
+	 * wait (the thread interrupted) may cross: a permit granted as the wait ended never
+	 * reaches a call, and whichever side comes second gives it back whole.
+	 */
+	private QuotaPermit admitted(CallPlan plan, long deadline) {
+		AtomicReference<Object> handOver = new AtomicReference<>();
+		try {
+			return admit(plan, deadline).doOnNext((permit) -> {
+				if (!handOver.compareAndSet(null, permit)) {
+					permit.cancel();
+				}
+			}).block();
+		}
+		catch (RuntimeException ex) {
+			if (handOver.getAndSet(ex) instanceof QuotaPermit granted) {
+				granted.cancel();
+			}
+			throw ex;
+		}
+	}
+
+	/**
 	 * One attempt of a blocking call; throws {@link RetryPolicy.RetryAfter} when the
 	 * refusal is to be retried.
 	 */
 	private <R> R attempt(CallPlan plan, long deadline, BlockingExchange<R> exchange, int attempt) throws IOException {
 		// Every attempt goes through admission again and reserves again.
-		GovernedCall call = start(plan, admit(plan, deadline).block());
+		GovernedCall call = start(plan, admitted(plan, deadline));
 		R response;
 		try {
 			response = exchange.send(call.plan());

@@ -195,8 +195,7 @@ final class AdmissionQueue {
 		if (permit != null) {
 			// Admitted, but the permit never reached the subscriber: the call never
 			// started.
-			this.store.cancel(permit.booking(), this.clock.nanoTime(), this.clock.instant());
-			permit.release();
+			giveBack(permit);
 		}
 	}
 
@@ -418,6 +417,12 @@ final class AdmissionQueue {
 			this.lock.unlock();
 		}
 		expired.forEach(QuotaPermit::expire);
+	}
+
+	/** Gives back a permit whose call never started: its booking whole, and its slots. */
+	void giveBack(QuotaPermit permit) {
+		this.store.cancel(permit.booking(), this.clock.nanoTime(), this.clock.instant());
+		permit.release();
 	}
 
 	/** Gives back a booking whose call never started: its units and its slots. */

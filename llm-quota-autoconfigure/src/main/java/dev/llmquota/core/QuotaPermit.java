@@ -210,6 +210,20 @@ public final class QuotaPermit {
 		release(false);
 	}
 
+	/**
+	 * Ends a call that never started (admitted as its caller gave up waiting): gives back
+	 * everything it booked and releases its slots. A permit already released is left as
+	 * it is.
+	 */
+	public void cancel() {
+		if (this.queue == null) {
+			release();
+		}
+		else if (!isReleased()) {
+			this.queue.giveBack(this);
+		}
+	}
+
 	void expire() {
 		release(false);
 	}

@@ -6,11 +6,18 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.RateLimitedException;
 import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Pool;
+import dev.llmquota.core.Priority;
+import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaEvents;
+import dev.llmquota.core.QuotaPermit;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.RequestRecord;
@@ -172,6 +179,51 @@ class RestClientGovernanceTests {
 				.hasSize(1));
 			assertThat(send(provider, 10, false, "Hello.")).isNotEmpty();
 			assertThat(provider.pool().drift().samples()).isEqualTo(1);
+		}
+	}
+
+	/**
+	 * A blocking call whose thread is interrupted as it is admitted: the permit is
+	 * granted while the wait gives up, and either end may come first. The call never
+	 * starts, so its slot and booking go back, not after the ten-minute lease.
+	 */
+	@Test
+	void aCallInterruptedAsItIsAdmittedGivesItsSlotBack() throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> {
+		}, "llm.quota.headroom=1.0", "models.test-model.concurrent-requests=1", "llm.quota.max-wait=30s")) {
+			QuotaEngine engine = provider.app.engine();
+			AtomicReference<Thread> caller = new AtomicReference<>();
+			engine.addListener(new QuotaEvents() {
+
+				@Override
+				public void admitted(Pool pool, Priority priority, long waitedNanos) {
+					Thread waiting = caller.get();
+					if (waiting != null) {
+						// told before the permit is handed over
+						waiting.interrupt();
+					}
+				}
+
+			});
+			for (int i = 0; i < 100; i++) {
+				QuotaPermit held = engine.acquire(provider.pool(), new Demand(1, 1), null, PATIENCE).block(PATIENCE);
+				Thread waiting = new Thread(() -> {
+					try {
+						send(provider, 10, false, "Hello.");
+					}
+					catch (RuntimeException ex) {
+						// interrupted, as the test means
+					}
+				});
+				waiting.start();
+				await().atMost(PATIENCE).pollInterval(Duration.ofMillis(1)).until(() -> provider.waiting() == 1);
+				caller.set(waiting);
+				held.release();
+				caller.set(null);
+				waiting.join(PATIENCE.toMillis());
+				assertThat(waiting.isAlive()).isFalse();
+				assertThat(provider.inFlight()).as("after call %d", i).isZero();
+			}
 		}
 	}
 

@@ -170,6 +170,18 @@ public final class GovernedCall {
 	}
 
 	/**
+	 * The caller cancelled the call: before its answer came, it ends as one without
+	 * answer; after, the end of its body ends it (a reactive caller's cancel reaches the
+	 * exchange too once it cancels the body, and a stream it cancelled on its last event
+	 * was answered in full).
+	 */
+	public void onCancel() {
+		if (this.status == 0) {
+			onNoResponse();
+		}
+	}
+
+	/**
 	 * No answer arrived (connection refused, timeout, cancelled while sending): the slots
 	 * go back and the reservation stands, since the provider may have seen the call.
 	 */

@@ -43,6 +43,18 @@ enum DialectCase {
 		return this.streams;
 	}
 
+	/**
+	 * Whether a line of a stream (or an event's data, as a {@code WebClient} decodes it)
+	 * carries the simulator's last event of this dialect's streams.
+	 */
+	boolean lastEvent(String text) {
+		return switch (this) {
+			case ANTHROPIC -> text.contains("\"message_stop\"");
+			case OLLAMA -> text.contains("\"done\":true");
+			default -> text.endsWith("[DONE]");
+		};
+	}
+
 	String path(String model, boolean stream) {
 		return switch (this) {
 			case OPENAI -> "/v1/chat/completions";

@@ -203,20 +203,12 @@ class OkHttpGovernanceTests {
 					line = source.readUtf8Line();
 					assertThat(line).as("the stream's last event").isNotNull();
 				}
-				while (!lastEvent(dialect, line));
+				while (!dialect.lastEvent(line));
 			}
 			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
 			assertThat(provider.pool().stats().outputSamples()).as("its usage reached the books").isEqualTo(1);
 			assertThat(provider.pool().stats().billedOutput()).isEqualTo(20);
 		}
-	}
-
-	private static boolean lastEvent(DialectCase dialect, String line) {
-		return switch (dialect) {
-			case ANTHROPIC -> line.startsWith("data:") && line.contains("\"message_stop\"");
-			case OLLAMA -> line.contains("\"done\":true");
-			default -> line.equals("data: [DONE]");
-		};
 	}
 
 	@Test

@@ -96,6 +96,26 @@ class WebClientGovernanceTests {
 		}
 	}
 
+	/**
+	 * A subscriber that cancels as soon as it has the stream's last event (as one taking
+	 * events until {@code [DONE]} does): the stream was answered in full and is charged
+	 * what it reported.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = DialectCase.class, names = { "OPENAI", "AZURE_OPENAI", "ANTHROPIC", "OLLAMA" })
+	void aStreamCancelledOnItsLastEventIsChargedItsReportedUsage(DialectCase dialect) {
+		try (SimulatedProvider provider = SimulatedProvider.start(dialect,
+				(sim) -> sim.latency((latency) -> latency.fixedOutputTokens(20)), "llm.quota.headroom=1.0")) {
+			assertThat(
+					provider.stream(1_000, "Tell a story.").takeUntil(dialect::lastEvent).collectList().block(PATIENCE))
+				.last()
+				.matches(dialect::lastEvent);
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(provider.pool().stats().outputSamples()).as("its usage reached the books").isEqualTo(1);
+			assertThat(provider.pool().stats().billedOutput()).isEqualTo(20);
+		}
+	}
+
 	@ParameterizedTest
 	@EnumSource(value = DialectCase.class, names = "BEDROCK", mode = EnumSource.Mode.EXCLUDE)
 	void cancellingMidStreamReleasesTheSlot(DialectCase dialect) {

@@ -103,7 +103,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			GovernedCall call = this.calls.start(plan, permit);
 			return next.exchange((replay != null) ? replay : replay(request, captured, call.plan()))
 				.doOnError((ex) -> call.onNoResponse())
-				.doOnCancel(call::onNoResponse)
+				.doOnCancel(call::onCancel)
 				.flatMap((response) -> answered(response, call, attempt, deadline));
 		});
 	}

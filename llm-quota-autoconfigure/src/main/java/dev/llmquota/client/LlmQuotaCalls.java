@@ -44,8 +44,8 @@ import tools.jackson.databind.node.ObjectNode;
 public final class LlmQuotaCalls {
 
 	/**
-	 * How much of a refusal's body an adapter reads to classify it; a larger refusal is
-	 * classified by its status and headers alone.
+	 * How much of a refusal's body an adapter reads to classify it and hands on to its
+	 * caller; a larger refusal is classified by its status and headers alone.
 	 */
 	public static final int MAX_REFUSAL_BYTES = 1024 * 1024;
 

@@ -279,6 +279,39 @@ class WebClientEdgeTests {
 		}
 	}
 
+	/**
+	 * A refusal larger than llm-quota reads to classify it: the caller gets the
+	 * provider's answer (its first MiB, as from the blocking clients), not an error of
+	 * llm-quota's reading, and the refused call's tokens go back.
+	 */
+	@Test
+	void aRefusalLargerThanWhatIsReadOfItReachesTheCallerAndGivesItsTokensBack() {
+		String large = "{\"error\":{\"message\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}}";
+		try (LoopbackServer server = new LoopbackServer(400, Map.of("content-type", "application/json"), large);
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai", "llm.quota.headroom=1.0",
+						"llm.quota.providers.p.burst-window=60s",
+						"llm.quota.providers.p.models.m.tokens-per-minute=10000")) {
+			String answer = app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(Map.of("model", "m", "max_tokens", 1_000))
+				.exchangeToMono((response) -> response.bodyToFlux(DataBuffer.class).map((buffer) -> {
+					int length = buffer.readableByteCount();
+					DataBufferUtils.release(buffer);
+					return length;
+				}).reduce(0, Integer::sum).map((length) -> response.statusCode().value() + " " + length))
+				.block(PATIENCE);
+			assertThat(answer).isEqualTo("400 " + LlmQuotaCalls.MAX_REFUSAL_BYTES);
+			assertThat(app.engine().inFlight(app.engine().pool("p", "m").account())).isZero();
+			assertThat(app.engine()
+				.snapshot(app.engine().pool("p", "m"))
+				.bucket(BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE)
+				.remaining()).as("the refused call's tokens back").isGreaterThan(9_900L);
+		}
+	}
+
 	static List<Arguments> unreadableStreams() {
 		return List.of(Arguments.of("application/json", "{\"choices\":[{\"message\":{\"content\":\"Hi\"}}]}"),
 				Arguments.of("application/json", "{\"choices\":[{\"message\":{\"content\":\"Hi"),

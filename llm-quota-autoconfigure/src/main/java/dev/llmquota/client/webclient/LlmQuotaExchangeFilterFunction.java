@@ -118,11 +118,14 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			return Mono.just(follow(response, call));
 		}
 		call.onResponse(status, response.headers().asHttpHeaders()::getFirst);
-		// A refusal is small: read it whole to classify it, then hand the same bytes on.
-		// The
-		// penalty or exhaustion is in the books before the attempt's slots go back, so no
-		// waiting caller slips through in between.
-		return DataBufferUtils.join(response.body(BodyExtractors.toDataBuffers()), LlmQuotaCalls.MAX_REFUSAL_BYTES)
+		// A refusal is small: read it whole (up to the bound, as the blocking clients do)
+		// to classify it, then hand the same bytes on. The penalty or exhaustion is in
+		// the
+		// books before the attempt's slots go back, so no waiting caller slips through in
+		// between.
+		return DataBufferUtils
+			.join(DataBufferUtils.takeUntilByteCount(response.body(BodyExtractors.toDataBuffers()),
+					LlmQuotaCalls.MAX_REFUSAL_BYTES))
 			.map((buffer) -> {
 				byte[] bytes = new byte[buffer.readableByteCount()];
 				buffer.read(bytes);
@@ -145,8 +148,11 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				return switch (outcome.action()) {
 					case RETRY -> Mono.error(RetryPolicy.RetryAfter.of(outcome));
 					case FAIL -> Mono.error(outcome.failure());
+					// the body read stands in for the provider's, which is not subscribed
+					// again
 					case PASS -> Mono.just(response.mutate()
-						.body(Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))
+						.body((read) -> Flux
+							.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))
 						.build());
 				};
 			});

@@ -23,6 +23,7 @@ import dev.llmquota.test.simulator.RequestRecord;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
@@ -191,6 +192,32 @@ class BedrockSdkGovernanceTests {
 				.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
 			assertThat(events.get()).isPositive();
 			await().atMost(PATIENCE).until(() -> setup.pool().stats().billedOutput() == 25 && setup.inFlight() == 0);
+		}
+	}
+
+	/**
+	 * The asynchronous SDK gives up on a call (its API call timeout) while the call waits
+	 * for admission: the call leaves the queue and never reaches the provider, where it
+	 * would spend quota for nobody.
+	 */
+	@Test
+	void anAsyncCallTheSdkGaveUpOnWhileItWaitedIsNeverSent() throws Exception {
+		try (Setup setup = new Setup(
+				(sim) -> sim.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(800))),
+				"llm.quota.max-wait=30s")) {
+			BedrockRuntimeAsyncClient client = setup.asyncClient();
+			CompletableFuture<?> first = client.converse(converse("First."));
+			await().atMost(PATIENCE).until(() -> setup.inFlight() == 1);
+			CompletableFuture<?> second = client.converse(converse("Second.").toBuilder()
+				.overrideConfiguration((config) -> config.apiCallTimeout(Duration.ofMillis(200)))
+				.build());
+			assertThat(second).failsWithin(PATIENCE)
+				.withThrowableThat()
+				.havingRootCause()
+				.isInstanceOf(ApiCallTimeoutException.class);
+			first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			await().atMost(PATIENCE).until(() -> setup.app.waiting(setup.pool()) == 0 && setup.inFlight() == 0);
+			assertThat(setup.simulator.requestLog().records()).as("only the first call was sent").hasSize(1);
 		}
 	}
 

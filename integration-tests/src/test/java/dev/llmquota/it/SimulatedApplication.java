@@ -143,6 +143,15 @@ public final class SimulatedApplication implements AutoCloseable {
 	}
 
 	/**
+	 * Returns how many calls of a pool's account wait for admission.
+	 * @param pool the pool
+	 * @return the calls waiting
+	 */
+	public int waiting(Pool pool) {
+		return bean(QuotaEngine.class).waiting(pool.account());
+	}
+
+	/**
 	 * Waits until the simulator has logged a number of requests: it logs a completed call
 	 * as its last byte goes out, so the caller may be done first.
 	 * @param count the requests

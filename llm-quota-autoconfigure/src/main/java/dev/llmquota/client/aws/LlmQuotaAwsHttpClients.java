@@ -27,6 +27,7 @@ import dev.llmquota.provider.HeaderLookup;
 import dev.llmquota.provider.LogOnce;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import software.amazon.awssdk.core.exception.NonRetryableException;
@@ -390,19 +391,28 @@ public final class LlmQuotaAwsHttpClients {
 		}
 
 		void attempt(int attempt) {
-			LlmQuotaAwsHttpClients.this.calls.admit(this.plan, this.deadline).subscribe((permit) -> {
-				GovernedCall call = LlmQuotaAwsHttpClients.this.calls.start(this.plan, permit);
-				Handler handler = new Handler(call, attempt);
-				AsyncExecuteRequest.Builder sent = AsyncExecuteRequest.builder()
-					.request(withCredentials(this.request.request(), this.plan.entry().credentials()))
-					.requestContentPublisher(new BytesPublisher(this.plan.body()))
-					.responseHandler(handler)
-					.fullDuplex(this.request.fullDuplex())
-					.httpExecutionAttributes(this.request.httpExecutionAttributes());
-				this.request.metricCollector().ifPresent(sent::metricCollector);
-				this.client.execute(sent.build()).whenComplete((ignored, error) -> handler.ended(error));
-			}, (error) -> fail(this.request, this.result,
-					(error instanceof LlmQuotaException quota) ? giveUp(quota) : error));
+			Disposable admission = LlmQuotaAwsHttpClients.this.calls.admit(this.plan, this.deadline)
+				.subscribe((permit) -> {
+					if (this.result.isDone()) {
+						// the SDK gave up on the call as it was admitted: it is not sent
+						permit.cancel();
+						return;
+					}
+					GovernedCall call = LlmQuotaAwsHttpClients.this.calls.start(this.plan, permit);
+					Handler handler = new Handler(call, attempt);
+					AsyncExecuteRequest.Builder sent = AsyncExecuteRequest.builder()
+						.request(withCredentials(this.request.request(), this.plan.entry().credentials()))
+						.requestContentPublisher(new BytesPublisher(this.plan.body()))
+						.responseHandler(handler)
+						.fullDuplex(this.request.fullDuplex())
+						.httpExecutionAttributes(this.request.httpExecutionAttributes());
+					this.request.metricCollector().ifPresent(sent::metricCollector);
+					this.client.execute(sent.build()).whenComplete((ignored, error) -> handler.ended(error));
+				}, (error) -> fail(this.request, this.result,
+						(error instanceof LlmQuotaException quota) ? giveUp(quota) : error));
+			// the SDK gives up on a call (its API call timeout, a cancel) by ending its
+			// future: a call still waiting leaves the queue
+			this.result.whenComplete((ignored, error) -> admission.dispose());
 		}
 
 		/** Takes one attempt's answer: hands a success on, and decides on a refusal. */

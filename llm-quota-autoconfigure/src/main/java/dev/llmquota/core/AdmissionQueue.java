@@ -195,7 +195,7 @@ final class AdmissionQueue {
 		if (permit != null) {
 			// Admitted, but the permit never reached the subscriber: the call never
 			// started.
-			giveBack(permit);
+			permit.cancel();
 		}
 	}
 
@@ -419,10 +419,9 @@ final class AdmissionQueue {
 		expired.forEach(QuotaPermit::expire);
 	}
 
-	/** Gives back a permit whose call never started: its booking whole, and its slots. */
+	/** Gives back the booking of a permit whose call never started (see its cancel). */
 	void giveBack(QuotaPermit permit) {
 		this.store.cancel(permit.booking(), this.clock.nanoTime(), this.clock.instant());
-		permit.release();
 	}
 
 	/** Gives back a booking whose call never started: its units and its slots. */

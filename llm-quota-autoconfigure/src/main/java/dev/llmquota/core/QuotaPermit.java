@@ -216,12 +216,12 @@ public final class QuotaPermit {
 	 * it is.
 	 */
 	public void cancel() {
-		if (this.queue == null) {
-			release();
-		}
-		else if (!isReleased()) {
+		// the first correction wins: a booking given back is not charged as unreported,
+		// and one already corrected or released is not given back
+		if (this.queue != null && RECONCILED.compareAndSet(this, false, true)) {
 			this.queue.giveBack(this);
 		}
+		release();
 	}
 
 	void expire() {

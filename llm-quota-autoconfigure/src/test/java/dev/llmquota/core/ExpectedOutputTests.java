@@ -81,6 +81,33 @@ class ExpectedOutputTests {
 			.isEqualTo(60_000 - 300);
 	}
 
+	/**
+	 * A call admitted but never started (its caller gave up as it was admitted) gives
+	 * back everything it booked: where output is charged only as reported, no ceiling is
+	 * charged for it either, and a second end changes nothing.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aCallThatNeverStartedIsChargedNothing(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.headroom(1.0)
+			.burstWindow(Duration.ofSeconds(60))
+			.accounting(METERED_AS_GENERATED)
+			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 60_000, INPUT_TOKENS_PER_MINUTE, 60_000))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "claude");
+		QuotaPermit permit = acquire(engine, pool, new Demand(100, 700)).permit();
+		permit.cancel();
+		permit.cancel();
+		permit.release();
+		assertThat(engine.inFlight(pool.account())).isZero();
+		assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, OUTPUT_TOKENS_PER_MINUTE).remaining())
+			.isEqualTo(60_000);
+		assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, INPUT_TOKENS_PER_MINUTE).remaining())
+			.isEqualTo(60_000);
+	}
+
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void theOutputInFlightBoundHoldsCallsBackByTheirExpectedOutput(TestStores.Kind store) {

@@ -280,6 +280,31 @@ class WebClientEdgeTests {
 	}
 
 	/**
+	 * A caller that gives up after the answer came but before it began to read its body
+	 * (a timeout while it does something else first): the call ends then, not at the
+	 * ten-minute lease.
+	 */
+	@Test
+	void aCallCancelledBeforeItsBodyIsReadGivesItsSlotBack() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
+				"{\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai",
+						"llm.quota.providers.p.models.m.concurrent-requests=1")) {
+			assertThatException().isThrownBy(() -> app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(Map.of("model", "m", "max_tokens", 10))
+				.exchangeToMono(
+						(response) -> Mono.delay(Duration.ofSeconds(30)).then(response.bodyToMono(String.class)))
+				.timeout(Duration.ofMillis(300))
+				.block(PATIENCE));
+			await().atMost(PATIENCE).until(() -> app.engine().inFlight(app.engine().pool("p", "m").account()) == 0);
+		}
+	}
+
+	/**
 	 * A refusal larger than llm-quota reads to classify it: the caller gets the
 	 * provider's answer (its first MiB, as from the blocking clients), not an error of
 	 * llm-quota's reading, and the refused call's tokens go back.

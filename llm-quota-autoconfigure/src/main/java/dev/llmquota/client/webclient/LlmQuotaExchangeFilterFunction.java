@@ -193,7 +193,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 
 	/**
 	 * The answer, its body read on its way to the caller: one operator for its buffers
-	 * and its end, one for a cancel.
+	 * and its end, one for its subscriber's arrival and cancel.
 	 */
 	private static ClientResponse followed(ClientResponse response, GovernedCall call) {
 		return response.mutate().body((body) -> body.doOnEach((signal) -> {
@@ -206,7 +206,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			else if (signal.isOnError()) {
 				call.onAbort();
 			}
-		}).doOnCancel(call::onAbort)).build();
+		}).doOnSubscribe((subscription) -> call.onBodyTaken()).doOnCancel(call::onAbort)).build();
 	}
 
 	private static void peek(DataBuffer buffer, GovernedCall call) {

@@ -118,11 +118,9 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			return Mono.just(follow(response, call));
 		}
 		call.onResponse(status, response.headers().asHttpHeaders()::getFirst);
-		// A refusal is small: read it whole (up to the bound, as the blocking clients do)
-		// to classify it, then hand the same bytes on. The penalty or exhaustion is in
-		// the
-		// books before the attempt's slots go back, so no waiting caller slips through in
-		// between.
+		// A refusal is small: read it (up to the bound, as the blocking clients do) to
+		// classify it, then hand the same bytes on. The penalty or exhaustion is in the
+		// books before the attempt's slots go back: no waiting caller slips in between.
 		return DataBufferUtils
 			.join(DataBufferUtils.takeUntilByteCount(response.body(BodyExtractors.toDataBuffers()),
 					LlmQuotaCalls.MAX_REFUSAL_BYTES))
@@ -148,8 +146,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				return switch (outcome.action()) {
 					case RETRY -> Mono.error(RetryPolicy.RetryAfter.of(outcome));
 					case FAIL -> Mono.error(outcome.failure());
-					// the body read stands in for the provider's, which is not subscribed
-					// again
+					// the bytes read stand in for the body, not subscribed again
 					case PASS -> Mono.just(response.mutate()
 						.body((read) -> Flux
 							.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))

@@ -64,13 +64,7 @@ class ExpectedOutputTests {
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void aCallEndingWithNothingReportedIsChargedItsOutputCeiling(TestStores.Kind store) {
-		QuotaEngine engine = TestConfigs.provider()
-			.inFlightGate(false)
-			.headroom(1.0)
-			.burstWindow(Duration.ofSeconds(60))
-			.accounting(METERED_AS_GENERATED)
-			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 60_000, INPUT_TOKENS_PER_MINUTE, 60_000))
-			.engine(this.stores.open(store, this.clock), this.clock);
+		QuotaEngine engine = minuteOfTokens(store);
 		Pool pool = engine.pool("openai", "claude");
 		acquire(engine, pool, new Demand(100, 700)).permit().release();
 		acquire(engine, pool, new Demand(100, 300)).permit().complete(null);
@@ -89,13 +83,7 @@ class ExpectedOutputTests {
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void aCallThatNeverStartedIsChargedNothing(TestStores.Kind store) {
-		QuotaEngine engine = TestConfigs.provider()
-			.inFlightGate(false)
-			.headroom(1.0)
-			.burstWindow(Duration.ofSeconds(60))
-			.accounting(METERED_AS_GENERATED)
-			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 60_000, INPUT_TOKENS_PER_MINUTE, 60_000))
-			.engine(this.stores.open(store, this.clock), this.clock);
+		QuotaEngine engine = minuteOfTokens(store);
 		Pool pool = engine.pool("openai", "claude");
 		QuotaPermit permit = acquire(engine, pool, new Demand(100, 700)).permit();
 		permit.cancel();
@@ -106,6 +94,17 @@ class ExpectedOutputTests {
 			.isEqualTo(60_000);
 		assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, INPUT_TOKENS_PER_MINUTE).remaining())
 			.isEqualTo(60_000);
+	}
+
+	/** 60,000 input and output tokens a minute, all of them in the bucket at once. */
+	private QuotaEngine minuteOfTokens(TestStores.Kind store) {
+		return TestConfigs.provider()
+			.inFlightGate(false)
+			.headroom(1.0)
+			.burstWindow(Duration.ofSeconds(60))
+			.accounting(METERED_AS_GENERATED)
+			.model("claude", limits(OUTPUT_TOKENS_PER_MINUTE, 60_000, INPUT_TOKENS_PER_MINUTE, 60_000))
+			.engine(this.stores.open(store, this.clock), this.clock);
 	}
 
 	@ParameterizedTest

@@ -196,14 +196,13 @@ class BedrockSdkGovernanceTests {
 	}
 
 	/**
-	 * The asynchronous SDK gives up on a call (its API call timeout) while the call waits
-	 * for admission: the call leaves the queue and never reaches the provider, where it
-	 * would spend quota for nobody.
+	 * The asynchronous SDK gives up on a call (its API call timeout, 200 ms) while the
+	 * call waits for admission behind one that takes two seconds: the call leaves the
+	 * queue and never reaches the provider, where it would spend quota for nobody.
 	 */
 	@Test
 	void anAsyncCallTheSdkGaveUpOnWhileItWaitedIsNeverSent() throws Exception {
-		try (Setup setup = new Setup(
-				(sim) -> sim.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(800))),
+		try (Setup setup = new Setup((sim) -> sim.latency((latency) -> latency.timeToFirstToken(Duration.ofSeconds(2))),
 				"llm.quota.max-wait=30s")) {
 			BedrockRuntimeAsyncClient client = setup.asyncClient();
 			CompletableFuture<?> first = client.converse(converse("First."));

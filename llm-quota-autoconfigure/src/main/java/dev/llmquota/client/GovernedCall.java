@@ -34,9 +34,6 @@ public final class GovernedCall {
 
 	private volatile int status;
 
-	/** Whether the caller began to read the answer's body. */
-	private volatile boolean bodyTaken;
-
 	GovernedCall(QuotaEngine engine, CallPlan plan, QuotaPermit permit) {
 		this.engine = engine;
 		this.plan = plan;
@@ -173,24 +170,16 @@ public final class GovernedCall {
 	}
 
 	/**
-	 * The caller began to read the answer's body: from now on the body's end ends the
-	 * call.
-	 */
-	public void onBodyTaken() {
-		this.bodyTaken = true;
-	}
-
-	/**
 	 * The caller cancelled the call: before its answer came, it ends as one without
-	 * answer; after, as one cut short, unless the caller was reading its body, whose end
-	 * then ends it (a reactive caller's cancel of a body reaches the exchange too, before
-	 * the body, and a stream it cancelled on its last event was answered in full).
+	 * answer; after, as its body ended early (a stream it cancelled on its last event was
+	 * answered in full). A reactive caller's cancel of the body reaches here too, before
+	 * the body's own.
 	 */
 	public void onCancel() {
 		if (this.status == 0) {
 			onNoResponse();
 		}
-		else if (!this.bodyTaken) {
+		else {
 			onAbort();
 		}
 	}

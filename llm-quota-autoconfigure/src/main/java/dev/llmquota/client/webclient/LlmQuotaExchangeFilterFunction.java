@@ -190,7 +190,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 
 	/**
 	 * The answer, its body read on its way to the caller: one operator for its buffers
-	 * and its end, one for its subscriber's arrival and cancel.
+	 * and its end, one for a cancel.
 	 */
 	private static ClientResponse followed(ClientResponse response, GovernedCall call) {
 		return response.mutate().body((body) -> body.doOnEach((signal) -> {
@@ -203,7 +203,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 			else if (signal.isOnError()) {
 				call.onAbort();
 			}
-		}).doOnSubscribe((subscription) -> call.onBodyTaken()).doOnCancel(call::onAbort)).build();
+		}).doOnCancel(call::onAbort)).build();
 	}
 
 	private static void peek(DataBuffer buffer, GovernedCall call) {

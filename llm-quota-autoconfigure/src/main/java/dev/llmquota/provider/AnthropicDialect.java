@@ -100,7 +100,7 @@ final class AnthropicDialect implements Dialect {
 			usage.outputText(Json.text(event, "delta", "partial_json"));
 		}
 		else if ("message_stop".equals(type)) {
-			usage.ended();
+			usage.end();
 		}
 	}
 

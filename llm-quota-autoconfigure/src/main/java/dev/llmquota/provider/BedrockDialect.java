@@ -145,7 +145,7 @@ final class BedrockDialect implements Dialect {
 					read);
 			usage.output(Json.count(counts, "outputTokens"));
 			// Converse's last event: its counts follow messageStop
-			usage.ended();
+			usage.end();
 		}
 		String bytes = Json.text(event, "chunk", "bytes");
 		if (bytes != null) {
@@ -155,7 +155,7 @@ final class BedrockDialect implements Dialect {
 				usage.input(Json.count(metrics, "inputTokenCount"), null);
 				usage.output(Json.count(metrics, "outputTokenCount"));
 				// the invocation's metrics come with its last chunk
-				usage.ended();
+				usage.end();
 			}
 			else if (chunk != null) {
 				// the model's native stream: Anthropic's message_start and message_delta

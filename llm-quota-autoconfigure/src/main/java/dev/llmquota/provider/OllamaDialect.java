@@ -71,7 +71,7 @@ final class OllamaDialect implements Dialect {
 		usage.output(Json.count(event, "eval_count"));
 		if (Json.flag(event, "done", false)) {
 			// the last line, with the counts
-			usage.ended();
+			usage.end();
 		}
 	}
 

@@ -148,7 +148,7 @@ class OpenAiDialect implements Dialect {
 			if (responseUsage != null && responseUsage.isObject()) {
 				readUsage(responseUsage, usage);
 			}
-			usage.ended();
+			usage.end();
 		}
 	}
 

@@ -233,7 +233,7 @@ public final class ResponseReader {
 			// blank lines, comments; an OpenAI-style stream's end
 			if (this.framing == Framing.SSE && end - start == DONE.length
 					&& Arrays.equals(bytes, start, end, DONE, 0, DONE.length)) {
-				this.usage.ended();
+				this.usage.end();
 			}
 			return;
 		}

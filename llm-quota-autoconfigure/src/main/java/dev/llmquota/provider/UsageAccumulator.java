@@ -60,7 +60,7 @@ public final class UsageAccumulator {
 	 * The stream sent the event that ends it (OpenAI's {@code [DONE]}, Anthropic's
 	 * {@code message_stop}): nothing is generated or reported after it.
 	 */
-	void ended() {
+	void end() {
 		this.ended = true;
 	}
 

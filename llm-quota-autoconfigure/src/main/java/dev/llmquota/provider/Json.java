@@ -1,5 +1,6 @@
 package dev.llmquota.provider;
 
+import dev.llmquota.core.kernel.Arith;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -46,12 +47,15 @@ final class Json {
 		return (value != null && value.isString()) ? value.asString() : null;
 	}
 
-	/** Returns the sum of the counts that are present, or {@code null} if none is. */
+	/**
+	 * Returns the sum of the counts that are present, or {@code null} if none is; a sum
+	 * past what a long holds is the largest long, never a wrapped negative.
+	 */
 	static Long sum(Long... counts) {
 		Long sum = null;
 		for (Long count : counts) {
 			if (count != null) {
-				sum = ((sum != null) ? sum : 0L) + count;
+				sum = Arith.saturatedAdd((sum != null) ? sum : 0L, count);
 			}
 		}
 		return sum;

@@ -190,11 +190,12 @@ public final class ResponseReader {
 	/**
 	 * Returns whether a part of the answer could not be read: a stream's line or event
 	 * that is not JSON or is over the size bound, a JSON answer that is broken or over 16
-	 * MiB. Output counted from what was read then says nothing of what was generated.
+	 * MiB, usage in a shape its dialect could not read or with a count no call reaches.
+	 * Output counted from what was read then says nothing of what was generated.
 	 * @return whether a part went unread
 	 */
 	public synchronized boolean partUnread() {
-		return this.partUnread;
+		return this.partUnread || this.usage.implausible();
 	}
 
 	/**
@@ -253,6 +254,7 @@ public final class ResponseReader {
 			}
 		}
 		catch (RuntimeException ex) {
+			this.partUnread = true;
 			LogOnce.warn(this.dialect.id().id() + ": unexpected usage", "llm-quota could not read usage from a "
 					+ this.dialect.id().id() + " answer (" + ex.getMessage() + "); it keeps the reservation");
 		}

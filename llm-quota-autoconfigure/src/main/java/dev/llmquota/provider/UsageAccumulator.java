@@ -10,6 +10,13 @@ import tools.jackson.databind.JsonNode;
  */
 public final class UsageAccumulator {
 
+	/**
+	 * A reported count above this is one no call reaches (a hundred times the largest
+	 * context window served today): a provider, or a proxy before it, that reports one is
+	 * not believed, and the call keeps its reservation.
+	 */
+	static final long MOST_TOKENS = 1_000_000_000L;
+
 	private Long inputTokens;
 
 	private Long cachedInputTokens;
@@ -24,12 +31,15 @@ public final class UsageAccumulator {
 	/** Whether the stream sent the event that ends it. */
 	private boolean ended;
 
+	/** Whether a count no call reaches was reported. */
+	private boolean implausible;
+
 	/** Sets the input tokens, cached ones included, when reported. */
 	void input(Long total, Long cached) {
-		if (total != null) {
+		if (plausible(total)) {
 			this.inputTokens = total;
 		}
-		if (cached != null) {
+		if (plausible(cached)) {
 			this.cachedInputTokens = cached;
 		}
 	}
@@ -38,9 +48,31 @@ public final class UsageAccumulator {
 	 * Sets the output tokens when reported (a cumulative count replaces the last one).
 	 */
 	void output(Long tokens) {
-		if (tokens != null) {
+		if (plausible(tokens)) {
 			this.outputTokens = tokens;
 		}
+	}
+
+	private boolean plausible(Long count) {
+		if (count == null) {
+			return false;
+		}
+		if (count <= MOST_TOKENS) {
+			return true;
+		}
+		this.implausible = true;
+		LogOnce.warn("implausible usage", "llm-quota read a usage count of " + count
+				+ " tokens, more than any call uses; it keeps the call's reservation");
+		return false;
+	}
+
+	/**
+	 * Returns whether the answer reported a count no call reaches: none of its counts is
+	 * then believed, and the call keeps its reservation.
+	 * @return whether a count was implausible
+	 */
+	public boolean implausible() {
+		return this.implausible;
 	}
 
 	void refusal(JsonNode event) {
@@ -85,7 +117,7 @@ public final class UsageAccumulator {
 	 * @return whether output usage is known
 	 */
 	public boolean hasUsage() {
-		return this.outputTokens != null;
+		return this.outputTokens != null && !this.implausible;
 	}
 
 	/**
@@ -105,9 +137,13 @@ public final class UsageAccumulator {
 	 * input of a call that generates
 	 * @param generates whether the call's endpoint generates output
 	 * @return the usage, or {@code null} if the provider reported no output count (for a
-	 * call that generates) or no input count (for one that does not)
+	 * call that generates), no input count (for one that does not), or a count no call
+	 * reaches
 	 */
 	public Usage usage(long inputEstimate, boolean generates) {
+		if (this.implausible) {
+			return null;
+		}
 		if (!generates) {
 			if (this.inputTokens == null) {
 				return null;
@@ -128,7 +164,7 @@ public final class UsageAccumulator {
 	 * @return the input tokens, or {@code null}
 	 */
 	public Long reportedInput() {
-		return this.inputTokens;
+		return this.implausible ? null : this.inputTokens;
 	}
 
 	/**

@@ -247,6 +247,50 @@ class WebClientEdgeTests {
 	}
 
 	/**
+	 * A provider (or a proxy before it) that reports counts no call reaches, up to what a
+	 * long holds: the caller gets its answer, and the books neither overflow into a
+	 * refund nor take a debt no pool repays. The count is read as no count: the call
+	 * keeps its reservation.
+	 */
+	@ParameterizedTest
+	@MethodSource("countsNoCallReaches")
+	void countsNoCallReachesNeitherBreakTheCallNorMoveTheBooksBeyondTheReservation(String dialect, String path,
+			String answer) {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"), answer);
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=" + dialect, "llm.quota.headroom=1.0",
+						"llm.quota.providers.p.burst-window=60s",
+						"llm.quota.providers.p.models.m.tokens-per-minute=10000")) {
+			assertThat(app.webClient()
+				.post()
+				.uri(server.baseUrl() + path)
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(Map.of("model", "m", "max_tokens", 4_000))
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE)).isEqualTo(answer);
+			await().atMost(PATIENCE).until(() -> app.engine().inFlight(app.engine().pool("p", "m").account()) == 0);
+			assertThat(app.engine()
+				.snapshot(app.engine().pool("p", "m"))
+				.bucket(BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE)
+				.remaining()).as("the output ceiling stands (what refills in 12 s, at 167 a second, aside)")
+				.isBetween(10_000L - 4_000L - 100L, 10_000L - 4_000L + 2_000L);
+		}
+	}
+
+	static List<Arguments> countsNoCallReaches() {
+		String most = Long.toString(Long.MAX_VALUE);
+		return List.of(
+				Arguments.of("openai", "/v1/chat/completions",
+						"{\"usage\":{\"prompt_tokens\":" + most + ",\"completion_tokens\":" + most + "}}"),
+				Arguments.of("anthropic", "/v1/messages",
+						"{\"usage\":{\"input_tokens\":" + most
+								+ ",\"cache_read_input_tokens\":1,\"output_tokens\":5}}"),
+				Arguments.of("openai", "/v1/chat/completions",
+						"{\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":4000000000000000}}"));
+	}
+
+	/**
 	 * A stream's answer whose output llm-quota could not read (JSON where events were
 	 * asked for, with no usage or broken, or an event that is not JSON) tells nothing of
 	 * what was generated: the call keeps its output ceiling, as the same answer to a call

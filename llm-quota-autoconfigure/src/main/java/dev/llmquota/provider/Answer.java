@@ -20,6 +20,9 @@ import dev.llmquota.core.Dimension;
 public record Answer(Kind kind, Dimension dimension, Duration delay, boolean wholeAccount, boolean retryAllowed,
 		String reason) {
 
+	/** The longest wait a spent quota's reset is believed to be: a month's budget. */
+	static final Duration LONGEST_RESET = Duration.ofDays(31);
+
 	/**
 	 * What an answer calls for.
 	 */
@@ -85,12 +88,22 @@ public record Answer(Kind kind, Dimension dimension, Duration delay, boolean who
 	}
 
 	/**
-	 * Returns when a spent quota comes back, if the provider said.
+	 * Returns when a spent quota comes back, if the provider said. A wait longer than any
+	 * quota's period (a month) is not believed: the quota is then probed now and then, as
+	 * one with no known reset, rather than held until a restart.
 	 * @param now the current time
 	 * @return the reset, or {@code null}
 	 */
 	public Instant reset(Instant now) {
-		return (this.kind == Kind.EXHAUSTED && this.delay != null) ? now.plus(this.delay) : null;
+		if (this.kind != Kind.EXHAUSTED || this.delay == null) {
+			return null;
+		}
+		if (this.delay.compareTo(LONGEST_RESET) > 0) {
+			LogOnce.warn("implausible wait", "llm-quota did not believe a provider's wait of " + this.delay
+					+ ", longer than any quota's period; it probes the quota now and then instead");
+			return null;
+		}
+		return now.plus(this.delay);
 	}
 
 }

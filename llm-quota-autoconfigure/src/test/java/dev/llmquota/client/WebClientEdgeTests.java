@@ -8,6 +8,7 @@ import java.util.Map;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.QuotaEngineClosedException;
+import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Priority;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -288,6 +290,40 @@ class WebClientEdgeTests {
 								+ ",\"cache_read_input_tokens\":1,\"output_tokens\":5}}"),
 				Arguments.of("openai", "/v1/chat/completions",
 						"{\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":4000000000000000}}"));
+	}
+
+	/**
+	 * A refusal whose wait no quota has (here a hundred years, or an HTTP-date in 9999):
+	 * the quota counts as spent with no known reset, so a probe goes now and then, rather
+	 * than every call failing without being sent until a restart.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "3155760000", "Fri, 31 Dec 9999 23:59:59 GMT" })
+	void aWaitNoQuotaHasIsProbedLikeAnUnknownReset(String retryAfter) {
+		try (LoopbackServer server = new LoopbackServer(429,
+				Map.of("content-type", "application/json", "retry-after", retryAfter),
+				"{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"tokens\",\"code\":\"rate_limit_exceeded\"}}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai", "llm.quota.retry.exhausted-probe-interval=300ms")) {
+			assertThatException().isThrownBy(() -> call(app, server))
+				.isInstanceOfSatisfying(QuotaExhaustedException.class,
+						(spent) -> assertThat(spent.getReset()).as("no reset believed").isNull());
+			await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100)).until(() -> {
+				assertThatException().isThrownBy(() -> call(app, server));
+				return server.requests().size() >= 2;
+			});
+		}
+	}
+
+	private static String call(GovernedApp app, LoopbackServer server) {
+		return app.webClient()
+			.post()
+			.uri(server.baseUrl() + "/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(Map.of("model", "m", "max_tokens", 10))
+			.retrieve()
+			.bodyToMono(String.class)
+			.block(PATIENCE);
 	}
 
 	/**

@@ -23,6 +23,7 @@ import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaEvents;
 import dev.llmquota.core.QuotaPermit;
+import dev.llmquota.core.kernel.Arith;
 import dev.llmquota.provider.Dialect;
 import dev.llmquota.provider.DialectId;
 import dev.llmquota.provider.HeaderLookup;
@@ -352,7 +353,9 @@ public final class LlmQuotaCalls {
 		// an endpoint that generates nothing (embeddings) reserves no output
 		boolean generates = dialect.generates(uri, json);
 		Long ceiling = (json != null) ? dialect.outputCeiling(json) : null;
-		long output = !generates ? 0 : (ceiling != null) ? ceiling : spec.defaultMaxTokens();
+		// every choice a call asks for may generate its ceiling
+		long output = !generates ? 0 : Arith.mulDiv((ceiling != null) ? ceiling : spec.defaultMaxTokens(),
+				(json != null) ? dialect.choices(json) : 1, 1);
 		Demand demand = new Demand(pool.drift().correct(raw), output);
 		boolean streaming = generates && dialect.streaming(uri, json);
 		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;

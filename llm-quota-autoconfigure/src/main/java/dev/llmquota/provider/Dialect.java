@@ -37,6 +37,19 @@ public interface Dialect {
 	Long outputCeiling(JsonNode body);
 
 	/**
+	 * Returns how many choices a call asks for: each may generate up to the output
+	 * ceiling, and the provider reports (and reserves) the output of all of them.
+	 * @param body the request body
+	 * @return the choices, from 1 to {@link #MOST_CHOICES}
+	 */
+	default int choices(JsonNode body) {
+		return 1;
+	}
+
+	/** The most choices a call is believed to ask for (OpenAI's bound on {@code n}). */
+	int MOST_CHOICES = 128;
+
+	/**
 	 * Returns where the dialect's requests carry their input.
 	 * @return the shape
 	 */

@@ -49,6 +49,12 @@ final class GeminiDialect implements Dialect {
 	}
 
 	@Override
+	public int choices(JsonNode body) {
+		return Json.choices(Json.count(body, "generationConfig", "candidateCount"),
+				Json.count(body, "generation_config", "candidate_count"));
+	}
+
+	@Override
 	public RequestShape requestShape() {
 		return SHAPE;
 	}

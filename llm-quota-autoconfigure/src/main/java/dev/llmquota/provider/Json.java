@@ -34,6 +34,15 @@ final class Json {
 	}
 
 	/**
+	 * Returns how many choices the largest of the counts present asks for: 1 when none
+	 * is, at most {@link Dialect#MOST_CHOICES}.
+	 */
+	static int choices(Long... counts) {
+		Long most = max(counts);
+		return (most == null || most < 1) ? 1 : (int) Math.min(most, Dialect.MOST_CHOICES);
+	}
+
+	/**
 	 * Returns a boolean at the path, or the default when it is absent or not a boolean.
 	 */
 	static boolean flag(JsonNode node, String name, boolean otherwise) {

@@ -46,6 +46,15 @@ class OpenAiDialect implements Dialect {
 				Json.count(body, "max_output_tokens"));
 	}
 
+	/**
+	 * Chat Completions' {@code n}, and the legacy Completions' {@code best_of}, which
+	 * generates that many to return {@code n} (Azure reserves by it).
+	 */
+	@Override
+	public int choices(JsonNode body) {
+		return Json.choices(Json.count(body, "n"), Json.count(body, "best_of"));
+	}
+
 	@Override
 	public RequestShape requestShape() {
 		return SHAPE;

@@ -1,5 +1,6 @@
 package dev.llmquota.client;
 
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -324,6 +325,53 @@ class WebClientEdgeTests {
 			.retrieve()
 			.bodyToMono(String.class)
 			.block(PATIENCE);
+	}
+
+	/**
+	 * A call that asks for several choices ({@code n}) may generate its output ceiling
+	 * for each, as the provider reserves: it reserves them all, and a stream of three
+	 * choices that ends without usage is charged the text of all three, not one ceiling's
+	 * worth.
+	 */
+	@Test
+	void aCallOfSeveralChoicesReservesAndIsChargedTheOutputOfEach() {
+		String choice = "x".repeat(400);
+		StringBuilder stream = new StringBuilder();
+		for (int index = 0; index < 3; index++) {
+			stream.append("data: {\"choices\":[{\"index\":")
+				.append(index)
+				.append(",\"delta\":{\"content\":\"")
+				.append(choice)
+				.append("\"}}]}\n\n");
+		}
+		stream.append("data: [DONE]\n\n");
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "text/event-stream"),
+				stream.toString());
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai", "llm.quota.headroom=1.0",
+						"llm.quota.providers.p.burst-window=60s", "llm.quota.providers.p.models.m.tokenizer=chars:4",
+						"llm.quota.providers.p.models.m.tokens-per-minute=1000")) {
+			Map<String, Object> body = Map.of("model", "m", "max_tokens", 100, "n", 3, "stream", true);
+			dev.llmquota.core.Pool pool = app.engine().pool("p", "m");
+			LlmQuotaCalls calls = app.context().getBean(LlmQuotaCalls.class);
+			URI uri = URI.create(server.baseUrl() + "/v1/chat/completions");
+			CallPlan plan = calls.plan(calls.entry("POST", uri, (name) -> null, (name) -> null), uri,
+					JsonMapper.shared().writeValueAsBytes(body), (name) -> null);
+			assertThat(plan.demand().outputCeiling()).as("the ceiling of each of 3 choices").isEqualTo(300);
+			app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(body)
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE);
+			await().atMost(PATIENCE).until(() -> app.engine().inFlight(pool.account()) == 0);
+			assertThat(
+					app.engine().snapshot(pool).bucket(BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE).remaining())
+				.as("charged 300 of output, the 1,200 characters streamed (what refills in 6 s, at 17 a second, aside)")
+				.isLessThan(1_000L - 300L + 100L);
+		}
 	}
 
 	/**

@@ -40,6 +40,24 @@ class DialectRequestTests {
 	}
 
 	@Test
+	void aCallAsksForTheChoicesItsDialectNamesWithinBounds() {
+		Dialect openai = Dialect.of(DialectId.OPENAI);
+		assertThat(openai.choices(json("{\"n\":3}"))).isEqualTo(3);
+		assertThat(openai.choices(json("{\"n\":2,\"best_of\":5}"))).as("best_of generates, n returns").isEqualTo(5);
+		assertThat(Dialect.of(DialectId.AZURE_OPENAI).choices(json("{\"best_of\":4}"))).isEqualTo(4);
+		assertThat(Dialect.of(DialectId.GEMINI).choices(json("{\"generationConfig\":{\"candidateCount\":2}}")))
+			.isEqualTo(2);
+		assertThat(Dialect.of(DialectId.GEMINI).choices(json("{\"generation_config\":{\"candidate_count\":3}}")))
+			.isEqualTo(3);
+		assertThat(Dialect.of(DialectId.ANTHROPIC).choices(json("{\"n\":3}"))).as("not Anthropic's").isEqualTo(1);
+		for (String garbage : new String[] { "{}", "{\"n\":0}", "{\"n\":-2}", "{\"n\":\"3\"}", "{\"n\":1.5e40}",
+				"{\"n\":null}" }) {
+			assertThat(openai.choices(json(garbage))).as(garbage).isEqualTo(1);
+		}
+		assertThat(openai.choices(json("{\"n\":9223372036854775807}"))).isEqualTo(Dialect.MOST_CHOICES);
+	}
+
+	@Test
 	void aRequestIsReadInOnePassItsTextNeverATree() {
 		Dialect openai = Dialect.of(DialectId.OPENAI);
 		String text = """

@@ -53,6 +53,7 @@ class MutatedAnswersTests {
 			assertThatNoException().as("%s reading %s (seed %d)", id, document, seed).isThrownBy(() -> {
 				dialect.model(uri, document);
 				dialect.outputCeiling(document);
+				dialect.choices(document);
 				dialect.inputText(document);
 				dialect.generates(uri, document);
 				dialect.streaming(uri, document);

@@ -233,8 +233,9 @@ public final class LlmQuotaCalls {
 
 	/**
 	 * Returns the provider entry that governs a call, or {@code null} if none does (the
-	 * call then passes through untouched). Only calls that send a body (POST) are
-	 * governed.
+	 * call then passes through untouched). Only calls that send a body (POST) and spend a
+	 * model's quota are governed: not file uploads, batch jobs nor token counting
+	 * ({@link Dialect#spendsQuota}).
 	 * @param method the HTTP method
 	 * @param uri the URL
 	 * @param headers the request's headers
@@ -261,10 +262,14 @@ public final class LlmQuotaCalls {
 						+ "' under llm.quota.providers (named by the PROVIDER attribute); the call is matched by URL");
 			}
 			else {
-				return entry;
+				return spending(entry, uri);
 			}
 		}
-		return this.lookup.match(uri, headers);
+		return spending(this.lookup.match(uri, headers), uri);
+	}
+
+	private static ProviderEntry spending(ProviderEntry entry, URI uri) {
+		return (entry != null && entry.dialect().spendsQuota(uri)) ? entry : null;
 	}
 
 	/**
@@ -274,20 +279,21 @@ public final class LlmQuotaCalls {
 	 * With several and none named, the call is not governed, and one WARN says how to
 	 * name it.
 	 * @param dialect the client's dialect
+	 * @param path the call's path, without a host
 	 * @param attributes the call's attributes
 	 * @return the entry, or {@code null}
 	 */
-	public ProviderEntry entryOf(DialectId dialect, Function<String, Object> attributes) {
+	public ProviderEntry entryOf(DialectId dialect, URI path, Function<String, Object> attributes) {
 		Object provider = attributes.apply(LlmQuota.PROVIDER);
 		if (provider != null) {
 			ProviderEntry named = this.lookup.byId(provider.toString());
 			if (named != null) {
-				return named;
+				return spending(named, path);
 			}
 		}
 		List<ProviderEntry> candidates = this.lookup.ofDialect(dialect);
 		if (candidates.size() == 1) {
-			return candidates.get(0);
+			return spending(candidates.get(0), path);
 		}
 		LogOnce.warn("entry of " + dialect,
 				"A " + dialect.name().toLowerCase(Locale.ROOT) + " client's call names no URL llm-quota can match, and "

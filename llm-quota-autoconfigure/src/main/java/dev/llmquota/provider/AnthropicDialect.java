@@ -19,6 +19,8 @@ final class AnthropicDialect implements Dialect {
 	/** What {@link #readBody} reads of an answer: its usage. */
 	private static final Set<String> BODY_FIELDS = Set.of("usage");
 
+	private static final Set<String> NO_QUOTA = Set.of("batches", "files");
+
 	static final AnthropicDialect INSTANCE = new AnthropicDialect();
 
 	private static final List<String> TEXT = List.of("system", "messages");
@@ -44,6 +46,15 @@ final class AnthropicDialect implements Dialect {
 	@Override
 	public Long outputCeiling(JsonNode body) {
 		return Json.count(body, "max_tokens");
+	}
+
+	/**
+	 * Token counting (free, under its own request limit), message batches and files spend
+	 * no model's quota.
+	 */
+	@Override
+	public boolean spendsQuota(URI uri) {
+		return !PathSegments.endsWith(uri, "/count_tokens") && !PathSegments.anyOf(uri, NO_QUOTA);
 	}
 
 	@Override

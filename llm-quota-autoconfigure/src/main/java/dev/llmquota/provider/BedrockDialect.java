@@ -67,6 +67,12 @@ final class BedrockDialect implements Dialect {
 		usage.output(RateLimitHeaders.count(headers.get("x-amzn-bedrock-output-token-count")));
 	}
 
+	/** CountTokens spends no model's quota. */
+	@Override
+	public boolean spendsQuota(URI uri) {
+		return !PathSegments.endsWith(uri, "/count-tokens");
+	}
+
 	@Override
 	public boolean streaming(URI uri, JsonNode body) {
 		String path = uri.getRawPath();

@@ -77,6 +77,18 @@ public interface Dialect {
 	}
 
 	/**
+	 * Returns whether a call to this address spends a model's quota. Calls under a
+	 * provider's URL that do not (file uploads, batch jobs, token counting, model
+	 * management) pass through untouched: governed, they held a reservation no usage ever
+	 * corrected, and an upload was estimated by its length.
+	 * @param uri the call's URL
+	 * @return whether the call spends a model's quota
+	 */
+	default boolean spendsQuota(URI uri) {
+		return true;
+	}
+
+	/**
 	 * Reads usage from an answer's headers, where a provider reports it there (Bedrock's
 	 * InvokeModel); what the body says later wins.
 	 * @param headers the answer's headers

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 
 import dev.llmquota.core.Dimension;
 import tools.jackson.databind.JsonNode;
@@ -13,6 +14,8 @@ import tools.jackson.databind.JsonNode;
  * {@code :generateContent}; no rate-limit headers.
  */
 final class GeminiDialect implements Dialect {
+
+	private static final Set<String> NO_QUOTA = Set.of("files", "cachedContents", "batches");
 
 	static final GeminiDialect INSTANCE = new GeminiDialect();
 
@@ -52,6 +55,16 @@ final class GeminiDialect implements Dialect {
 	public int choices(JsonNode body) {
 		return Json.choices(Json.count(body, "generationConfig", "candidateCount"),
 				Json.count(body, "generation_config", "candidate_count"));
+	}
+
+	/**
+	 * Token counting (free, under its own request limit), batch jobs, files and cached
+	 * contents spend no model's quota.
+	 */
+	@Override
+	public boolean spendsQuota(URI uri) {
+		return !PathSegments.endsWith(uri, ":countTokens", ":computeTokens", ":batchGenerateContent",
+				":asyncBatchEmbedContent") && !PathSegments.anyOf(uri, NO_QUOTA);
 	}
 
 	@Override

@@ -36,6 +36,17 @@ final class OllamaDialect implements Dialect {
 		return Json.count(body, "options", "num_predict");
 	}
 
+	/**
+	 * Of Ollama's own API only generation and embeddings run a model: showing, pulling,
+	 * pushing, creating and copying models spend nothing. Its OpenAI-compatible paths do.
+	 */
+	@Override
+	public boolean spendsQuota(URI uri) {
+		String path = uri.getRawPath();
+		return path == null || !path.contains("/api/")
+				|| PathSegments.endsWith(uri, "/api/generate", "/api/chat", "/api/embed", "/api/embeddings");
+	}
+
 	@Override
 	public RequestShape requestShape() {
 		return SHAPE;

@@ -19,6 +19,8 @@ class OpenAiDialect implements Dialect {
 	/** What {@link #readBody} reads of an answer: its usage. */
 	private static final Set<String> BODY_FIELDS = Set.of("usage");
 
+	private static final Set<String> NO_QUOTA = Set.of("files", "uploads", "batches", "fine_tuning", "vector_stores");
+
 	static final OpenAiDialect INSTANCE = new OpenAiDialect();
 
 	private static final List<String> TEXT = List.of("messages", "input", "instructions", "prompt");
@@ -53,6 +55,15 @@ class OpenAiDialect implements Dialect {
 	@Override
 	public int choices(JsonNode body) {
 		return Json.choices(Json.count(body, "n"), Json.count(body, "best_of"));
+	}
+
+	/**
+	 * Files, uploads, batch jobs, fine-tuning jobs, vector stores and the count of a
+	 * Responses call's input tokens spend no model's quota (Azure's paths too).
+	 */
+	@Override
+	public boolean spendsQuota(URI uri) {
+		return !PathSegments.anyOf(uri, NO_QUOTA) && !PathSegments.endsWith(uri, "/responses/input_tokens");
 	}
 
 	@Override

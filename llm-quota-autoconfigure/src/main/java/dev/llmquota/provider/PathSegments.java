@@ -5,6 +5,7 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The decoded segments of a URL's path, each decoded once (model ids such as Bedrock ARNs
@@ -13,6 +14,36 @@ import java.util.List;
 final class PathSegments {
 
 	private PathSegments() {
+	}
+
+	/**
+	 * Returns whether a segment of the path is one of the names; a deployment's or a
+	 * model's own name never counts.
+	 */
+	static boolean anyOf(URI uri, Set<String> names) {
+		List<String> segments = of(uri);
+		for (int i = 0; i < segments.size(); i++) {
+			boolean named = i > 0
+					&& (segments.get(i - 1).equals("deployments") || segments.get(i - 1).equals("models"));
+			if (!named && names.contains(segments.get(i))) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Returns whether the path ends with one of the suffixes. */
+	static boolean endsWith(URI uri, String... suffixes) {
+		String path = uri.getRawPath();
+		if (path == null) {
+			return false;
+		}
+		for (String suffix : suffixes) {
+			if (path.endsWith(suffix)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	static List<String> of(URI uri) {

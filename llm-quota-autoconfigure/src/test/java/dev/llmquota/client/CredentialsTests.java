@@ -160,7 +160,8 @@ class CredentialsTests {
 		assertThat(output.getAll()).as("logs").contains("provider 'east'").doesNotContain(MARKER);
 		ProviderEntry governing = this.app.context()
 			.getBean(LlmQuotaCalls.class)
-			.entryOf(dev.llmquota.provider.DialectId.OPENAI, (name) -> null);
+			.entryOf(dev.llmquota.provider.DialectId.OPENAI, java.net.URI.create("/v1/chat/completions"),
+					(name) -> null);
 		assertThat(governing.toString()).contains("api-key").doesNotContain(MARKER);
 	}
 

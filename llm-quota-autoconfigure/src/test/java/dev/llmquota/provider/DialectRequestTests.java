@@ -58,6 +58,18 @@ class DialectRequestTests {
 	}
 
 	@Test
+	void aDeploymentOrModelNamedLikeAnEndpointStillSpendsQuota() {
+		assertThat(Dialect.of(DialectId.AZURE_OPENAI)
+			.spendsQuota(URI.create("https://x.openai.azure.com/openai/deployments/files/chat/completions"))).isTrue();
+		assertThat(Dialect.of(DialectId.GEMINI)
+			.spendsQuota(URI.create("https://g.test/v1beta/models/batches:generateContent"))).isTrue();
+		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota(URI.create("http://localhost:11434/v1/chat/completions")))
+			.isTrue();
+		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota(URI.create("http://localhost:11434/api/chat"))).isTrue();
+		assertThat(Dialect.of(DialectId.ANTHROPIC).spendsQuota(URI.create("https://a.test/v1/messages"))).isTrue();
+	}
+
+	@Test
 	void aRequestIsReadInOnePassItsTextNeverATree() {
 		Dialect openai = Dialect.of(DialectId.OPENAI);
 		String text = """

@@ -137,7 +137,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 				return null;
 			}
 			if (uri.getHost() == null) {
-				return LlmQuotaAnthropicInterceptor.this.calls.entryOf(DialectId.ANTHROPIC, LlmQuota::current);
+				return LlmQuotaAnthropicInterceptor.this.calls.entryOf(DialectId.ANTHROPIC, uri, LlmQuota::current);
 			}
 			return LlmQuotaAnthropicInterceptor.this.calls.entry(request.method().name(), uri,
 					(name) -> first(request.headers(), name), LlmQuota::current);

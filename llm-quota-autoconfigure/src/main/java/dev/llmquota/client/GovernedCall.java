@@ -2,16 +2,20 @@ package dev.llmquota.client;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.llmquota.core.Mode;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
+import dev.llmquota.core.ServerLimit;
 import dev.llmquota.core.Usage;
 import dev.llmquota.provider.Answer;
 import dev.llmquota.provider.Framing;
 import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.LogOnce;
 import dev.llmquota.provider.ResponseReader;
 import dev.llmquota.provider.UsageAccumulator;
 
@@ -77,7 +81,29 @@ public final class GovernedCall {
 			this.engine.succeeded(this.permit);
 		}
 		this.engine.observe(this.plan.pool(),
-				this.plan.entry().dialect().rateLimits(headers, this.engine.clock().instant()));
+				believable(this.plan.entry().dialect().rateLimits(headers, this.engine.clock().instant())));
+	}
+
+	/**
+	 * The reports, less any limit this call alone exceeds: no provider admits a call
+	 * larger than its per-minute limit, and such a limit learned would hold every later
+	 * call for ever. What remains of it still counts.
+	 */
+	private List<ServerLimit> believable(List<ServerLimit> reports) {
+		List<ServerLimit> believed = reports;
+		for (int i = 0; i < reports.size(); i++) {
+			ServerLimit report = reports.get(i);
+			long taken = report.dimension().countsTokens() ? this.plan.demand().inputTokens() : 1;
+			if (report.limit() != null && report.limit() < taken) {
+				LogOnce.warn("implausible limit " + this.plan.entry().provider().id() + " " + report.dimension(),
+						"llm-quota did not believe a " + report.dimension().id() + " limit of " + report.limit()
+								+ " from provider '" + this.plan.entry().provider().id()
+								+ "': a call it answered took more");
+				believed = (believed == reports) ? new ArrayList<>(reports) : believed;
+				believed.set(i, new ServerLimit(report.dimension(), null, report.remaining(), report.reset()));
+			}
+		}
+		return believed;
 	}
 
 	/**

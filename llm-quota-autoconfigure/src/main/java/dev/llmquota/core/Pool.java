@@ -2,8 +2,10 @@ package dev.llmquota.core;
 
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -24,6 +26,11 @@ public final class Pool {
 	private volatile List<BucketSpec> buckets;
 
 	private volatile List<BucketSpec> slots;
+
+	/**
+	 * The limits learned from the provider's headers, not configured; guarded by this.
+	 */
+	private final Set<Dimension> learned = EnumSet.noneOf(Dimension.class);
 
 	private final String sanctionsKey;
 
@@ -205,18 +212,29 @@ public final class Pool {
 		this.server.put(report.dimension(), report);
 	}
 
-	/** Enforces a limit nobody configured, as the provider reported it. */
+	/**
+	 * Enforces a limit nobody configured, as the provider last reported it (a higher tier
+	 * is followed without a restart); a configured limit, or one an operator set, stands.
+	 */
 	synchronized void learn(Dimension dimension, long limit) {
-		if (this.limits.asMap().containsKey(dimension) || limit < 1) {
+		Long current = this.limits.asMap().get(dimension);
+		if (limit < 1 || (current != null && (!this.learned.contains(dimension) || current == limit))) {
 			return;
 		}
-		change(dimension, limit);
+		set(dimension, limit);
+		this.learned.add(dimension);
 	}
 
 	/**
-	 * Sets a rate or daily limit, as an operator's change at run time or a learned limit.
+	 * Sets a rate or daily limit, as an operator's change at run time: it stands over
+	 * what the provider reports.
 	 */
 	synchronized void change(Dimension dimension, long limit) {
+		set(dimension, limit);
+		this.learned.remove(dimension);
+	}
+
+	private void set(Dimension dimension, long limit) {
 		this.limits = this.limits.with(dimension, limit);
 		ProviderSpec provider = this.account.provider();
 		this.buckets = Buckets.of(provider, BucketSpec.Scope.POOL, scopeKey(), this.limits, this.spec.burstWindow(),

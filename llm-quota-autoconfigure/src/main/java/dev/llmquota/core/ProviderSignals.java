@@ -39,12 +39,18 @@ final class ProviderSignals {
 		double headroom = this.config.settings().headroom();
 		for (ServerLimit report : reports) {
 			pool.remember(report);
-			BucketSpec bucket = pool.bucket(report.dimension());
-			if (bucket == null && report.limit() != null && report.dimension().kind() == Dimension.Kind.RATE) {
+			if (report.limit() != null && report.dimension().kind() == Dimension.Kind.RATE) {
 				pool.learn(report.dimension(), report.limit());
-				bucket = pool.bucket(report.dimension());
 			}
-			Long limit = (report.limit() != null) ? report.limit() : pool.limits().asMap().get(report.dimension());
+			BucketSpec bucket = pool.bucket(report.dimension());
+			// the share kept for others is of the smaller of the reported limit and this
+			// pool's own: a limit reported far above it (an organisation's whole limit,
+			// or
+			// a lie) must not take the bucket into a debt its refill never repays
+			Long limit = pool.limits().asMap().get(report.dimension());
+			if (report.limit() != null && (limit == null || report.limit() < limit)) {
+				limit = report.limit();
+			}
 			if (bucket == null || report.remaining() == null || limit == null) {
 				continue;
 			}

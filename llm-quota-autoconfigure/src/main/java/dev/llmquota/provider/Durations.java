@@ -8,6 +8,8 @@ import java.time.format.DateTimeParseException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.llmquota.core.kernel.Arith;
+
 /**
  * The time grammars providers use on the wire: Go durations ({@code 12ms},
  * {@code 1m26.4s}, {@code 6m0s}), plain seconds ({@code 6}, {@code 0.5}), protobuf
@@ -56,7 +58,8 @@ public final class Durations {
 				case "us", "µs" -> 1e3;
 				default -> 1;
 			};
-			nanos += Math.round(amount * unit);
+			// two parts each near what a long holds must not wrap to a negative wait
+			nanos = Arith.saturatedAdd(nanos, Math.round(amount * unit));
 		}
 		return (end == value.length() && end > 0) ? Duration.ofNanos(nanos) : null;
 	}

@@ -10,8 +10,8 @@ import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
 /**
- * A loopback HTTP server that answers every POST with a fixed status, headers and body,
- * and keeps the bytes of each request it received.
+ * A loopback HTTP server that answers every POST with a status, headers and body (the
+ * same until told otherwise), and keeps the bytes of each request it received.
  */
 final class LoopbackServer implements AutoCloseable {
 
@@ -19,8 +19,10 @@ final class LoopbackServer implements AutoCloseable {
 
 	private final List<byte[]> requests = new CopyOnWriteArrayList<>();
 
+	private volatile Answer answer;
+
 	LoopbackServer(int status, Map<String, String> headers, String body) {
-		byte[] answer = body.getBytes(StandardCharsets.UTF_8);
+		answer(status, headers, body);
 		this.server = HttpServer.create()
 			.host("127.0.0.1")
 			.port(0)
@@ -30,11 +32,25 @@ final class LoopbackServer implements AutoCloseable {
 				.defaultIfEmpty(new byte[0])
 				.flatMap((bytes) -> {
 					this.requests.add(bytes);
-					response.status(status);
-					headers.forEach(response::header);
-					return response.sendByteArray(Mono.just(answer)).then();
+					Answer current = this.answer;
+					response.status(current.status());
+					current.headers().forEach(response::header);
+					return response.sendByteArray(Mono.just(current.body())).then();
 				}))
 			.bindNow();
+	}
+
+	/**
+	 * Answers the calls from now on with these.
+	 * @param status the status
+	 * @param headers the headers
+	 * @param body the body
+	 */
+	void answer(int status, Map<String, String> headers, String body) {
+		this.answer = new Answer(status, headers, body.getBytes(StandardCharsets.UTF_8));
+	}
+
+	private record Answer(int status, Map<String, String> headers, byte[] body) {
 	}
 
 	String baseUrl() {

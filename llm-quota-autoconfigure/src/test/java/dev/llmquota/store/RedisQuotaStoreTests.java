@@ -1,12 +1,20 @@
 package dev.llmquota.store;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 
+import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Charge;
 import dev.llmquota.core.QuotaStore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The Redis store against the store contract, on a real Redis server, with the script
@@ -24,6 +32,25 @@ class RedisQuotaStoreTests extends QuotaStoreContractTests {
 	@AfterAll
 	static void disconnect() {
 		connectionFactory.destroy();
+	}
+
+	/**
+	 * A booking Redis answered after its call stopped waiting is given back when its
+	 * answer lands, with the wall time it was booked at, and maybe on a later day: its
+	 * daily charge comes back from the day that took it, never from the day counting when
+	 * it lands (that day's calls would go uncounted).
+	 */
+	@Test
+	void aBookingGivenBackOnALaterDayRefundsNothingOfThatDay() {
+		this.wall = Instant.parse("2026-11-30T23:59:50Z");
+		BucketSpec day = daily("d", 10);
+		Instant bookedAt = this.wall;
+		Booking.Booked late = (Booking.Booked) this.store.book(List.of(new Charge(day, 1)), this.now, this.wall,
+				this.now);
+		advance(Duration.ofSeconds(20));
+		this.store.book(List.of(new Charge(day, 1)), this.now, this.wall, this.now);
+		this.store.cancel(late, this.now, bookedAt);
+		assertThat(remaining(day)).as("the new day's one call").isEqualTo(9);
 	}
 
 	@Override

@@ -85,16 +85,20 @@ public final class GovernedCall {
 	}
 
 	/**
-	 * The reports, less any limit this call alone exceeds: no provider admits a call
-	 * larger than its per-minute limit, and such a limit learned would hold every later
-	 * call for ever. What remains of it still counts.
+	 * The reports, less any limit an answered call alone far exceeds (twice, for its
+	 * estimate's error): no provider admits a call larger than its per-minute limit, and
+	 * such a limit learned would hold every later call for ever. What remains of the
+	 * report still counts. A refusal's limit is believed: "Request too large" is honest.
 	 */
 	private List<ServerLimit> believable(List<ServerLimit> reports) {
+		if (!successful()) {
+			return reports;
+		}
 		List<ServerLimit> believed = reports;
 		for (int i = 0; i < reports.size(); i++) {
 			ServerLimit report = reports.get(i);
 			long taken = report.dimension().countsTokens() ? this.plan.demand().inputTokens() : 1;
-			if (report.limit() != null && report.limit() < taken) {
+			if (report.limit() != null && report.limit() < taken / 2) {
 				LogOnce.warn("implausible limit " + this.plan.entry().provider().id() + " " + report.dimension(),
 						"llm-quota did not believe a " + report.dimension().id() + " limit of " + report.limit()
 								+ " from provider '" + this.plan.entry().provider().id()

@@ -15,6 +15,9 @@ import tools.jackson.databind.JsonNode;
  */
 public interface Dialect {
 
+	/** The most choices a call is believed to ask for (OpenAI's bound on {@code n}). */
+	int MOST_CHOICES = 128;
+
 	/**
 	 * Returns the dialect's id.
 	 * @return the id
@@ -45,9 +48,6 @@ public interface Dialect {
 	default int choices(JsonNode body) {
 		return 1;
 	}
-
-	/** The most choices a call is believed to ask for (OpenAI's bound on {@code n}). */
-	int MOST_CHOICES = 128;
 
 	/**
 	 * Returns where the dialect's requests carry their input.

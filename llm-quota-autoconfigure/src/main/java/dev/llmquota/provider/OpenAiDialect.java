@@ -59,11 +59,14 @@ class OpenAiDialect implements Dialect {
 
 	/**
 	 * Files, uploads, batch jobs, fine-tuning jobs, vector stores and the count of a
-	 * Responses call's input tokens spend no model's quota (Azure's paths too).
+	 * Responses call's input tokens spend no model's quota; audio to transcribe and
+	 * images to edit are uploads whose model and input llm-quota cannot read (Azure's
+	 * paths too).
 	 */
 	@Override
 	public boolean spendsQuota(URI uri) {
-		return !PathSegments.anyOf(uri, NO_QUOTA) && !PathSegments.endsWith(uri, "/responses/input_tokens");
+		return !PathSegments.anyOf(uri, NO_QUOTA) && !PathSegments.endsWith(uri, "/responses/input_tokens",
+				"/audio/transcriptions", "/audio/translations", "/images/edits", "/images/variations");
 	}
 
 	@Override

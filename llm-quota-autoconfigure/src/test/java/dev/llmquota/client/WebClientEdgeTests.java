@@ -376,62 +376,76 @@ class WebClientEdgeTests {
 
 	/**
 	 * Calls under a provider's URL that spend no model's quota (file uploads, batch jobs,
-	 * token counting, model management) pass through untouched: they reserved a default
-	 * output ceiling each that no usage ever gave back, and an upload was estimated by
-	 * its length (a 2 MiB file: half a million tokens) into a debt that held the
-	 * account's other calls for hours.
+	 * token counting, model management), and uploads whose model and input llm-quota
+	 * cannot read (audio to transcribe, images to edit), pass through untouched: they
+	 * reserved a default output ceiling each that no usage ever gave back, and an upload
+	 * was estimated by its length (a 2 MiB file: half a million tokens) into a debt that
+	 * held the account's other calls for hours.
 	 */
-	@ParameterizedTest
-	@MethodSource("callsThatSpendNoQuota")
-	void aCallThatSpendsNoModelsQuotaPassesThroughAndHoldsNothing(String dialect, String path, String contentType,
-			String body) {
-		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
-				"{\"id\":\"x\"}");
-				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
-						"llm.quota.providers.p.dialect=" + dialect, "llm.quota.max-wait=2s",
-						"llm.quota.providers.p.account.tokens-per-minute=100000",
-						"llm.quota.providers.p.models.m.tokens-per-minute=100000")) {
-			app.webClient()
-				.post()
-				.uri(server.baseUrl() + path)
-				.contentType(MediaType.parseMediaType(contentType))
-				.bodyValue(body)
-				.retrieve()
-				.bodyToMono(String.class)
-				.block(PATIENCE);
-			assertThat(server.requests()).singleElement().isEqualTo(body.getBytes(StandardCharsets.UTF_8));
-			assertThat(app.engine().pools()).as("no pool took the call").allSatisfy((pool) -> {
-				assertThat(pool.model()).isEqualTo("m");
-				assertThat(app.engine().snapshot(pool).buckets()).as("the pool's and the account's buckets are full")
-					.allSatisfy((bucket) -> assertThat(bucket.untilFull()).isZero());
-			});
-		}
-	}
-
-	static List<Arguments> callsThatSpendNoQuota() {
+	@Test
+	void aCallThatSpendsNoModelsQuotaPassesThroughAndHoldsNothing() {
 		String upload = "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"batch.jsonl\"\r\n\r\n"
 				+ "x".repeat(2 * 1024 * 1024) + "\r\n--b--\r\n";
 		String multipart = "multipart/form-data; boundary=b";
 		String json = "application/json";
 		String messages = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
-		return List.of(Arguments.of("openai", "/v1/files", multipart, upload),
-				Arguments.of("openai", "/v1/uploads/u1/parts", multipart, upload),
-				Arguments.of("openai", "/v1/batches", json,
+		// dialect, path under its entry's base-url, content type, body
+		List<List<String>> calls = List.of(List.of("openai", "/v1/files", multipart, upload),
+				List.of("openai", "/v1/uploads/u1/parts", multipart, upload),
+				List.of("openai", "/v1/batches", json,
 						"{\"input_file_id\":\"f\",\"endpoint\":\"/v1/chat/completions\"}"),
-				Arguments.of("openai", "/v1/batches/b1/cancel", json, "{}"),
-				Arguments.of("openai", "/v1/fine_tuning/jobs", json, "{\"model\":\"m\",\"training_file\":\"f\"}"),
-				Arguments.of("openai", "/v1/vector_stores", json, "{\"name\":\"docs\"}"),
-				Arguments.of("openai", "/v1/responses/input_tokens", json, "{\"model\":\"m\",\"input\":\"Hi\"}"),
-				Arguments.of("azure-openai", "/openai/files?api-version=2024-10-21", multipart, upload),
-				Arguments.of("anthropic", "/v1/messages/count_tokens", json, messages),
-				Arguments.of("anthropic", "/v1/messages/batches", json, "{\"requests\":[]}"),
-				Arguments.of("anthropic", "/v1/files", multipart, upload),
-				Arguments.of("gemini", "/v1beta/models/m:countTokens", json, "{\"contents\":[]}"),
-				Arguments.of("gemini", "/upload/v1beta/files", multipart, upload),
-				Arguments.of("gemini", "/v1beta/cachedContents", json, "{\"model\":\"models/m\"}"),
-				Arguments.of("ollama", "/api/show", json, "{\"model\":\"m\"}"),
-				Arguments.of("ollama", "/api/pull", json, "{\"model\":\"m\"}"),
-				Arguments.of("bedrock", "/model/m/count-tokens", json, "{\"input\":{}}"));
+				List.of("openai", "/v1/batches/b1/cancel", json, "{}"),
+				List.of("openai", "/v1/fine_tuning/jobs", json, "{\"model\":\"m\",\"training_file\":\"f\"}"),
+				List.of("openai", "/v1/vector_stores", json, "{\"name\":\"docs\"}"),
+				List.of("openai", "/v1/responses/input_tokens", json, "{\"model\":\"m\",\"input\":\"Hi\"}"),
+				List.of("openai", "/v1/audio/transcriptions", multipart, upload),
+				List.of("openai", "/v1/images/edits", multipart, upload),
+				List.of("azure-openai", "/openai/files?api-version=2024-10-21", multipart, upload),
+				List.of("azure-openai", "/openai/deployments/m/audio/transcriptions?api-version=2024-10-21", multipart,
+						upload),
+				List.of("anthropic", "/v1/messages/count_tokens", json, messages),
+				List.of("anthropic", "/v1/messages/batches", json, "{\"requests\":[]}"),
+				List.of("anthropic", "/v1/files", multipart, upload),
+				List.of("gemini", "/v1beta/models/m:countTokens", json, "{\"contents\":[]}"),
+				List.of("gemini", "/upload/v1beta/files", multipart, upload),
+				List.of("gemini", "/v1beta/cachedContents", json, "{\"model\":\"models/m\"}"),
+				List.of("ollama", "/api/show", json, "{\"model\":\"m\"}"),
+				List.of("ollama", "/api/pull", json, "{\"model\":\"m\"}"),
+				List.of("bedrock", "/model/m/count-tokens", json, "{\"input\":{}}"));
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
+				"{\"id\":\"x\"}"); GovernedApp app = GovernedApp.start(entries(server))) {
+			for (List<String> call : calls) {
+				app.webClient()
+					.post()
+					.uri(server.baseUrl() + "/" + call.get(0) + call.get(1))
+					.contentType(MediaType.parseMediaType(call.get(2)))
+					.bodyValue(call.get(3))
+					.retrieve()
+					.bodyToMono(String.class)
+					.block(PATIENCE);
+				assertThat(server.requests().get(server.requests().size() - 1)).as(call.get(1))
+					.isEqualTo(call.get(3).getBytes(StandardCharsets.UTF_8));
+				assertThat(app.engine().pools()).as("no pool took %s", call.get(1)).allSatisfy((pool) -> {
+					assertThat(pool.model()).isEqualTo("m");
+					assertThat(app.engine().snapshot(pool).buckets())
+						.as("the pool's and the account's buckets are full")
+						.allSatisfy((bucket) -> assertThat(bucket.untilFull()).isZero());
+				});
+			}
+			assertThat(server.requests()).hasSize(calls.size());
+		}
+	}
+
+	/** One provider entry per dialect, each under its own path of the server. */
+	private static String[] entries(LoopbackServer server) {
+		List<String> properties = new java.util.ArrayList<>(List.of("llm.quota.max-wait=2s"));
+		for (String dialect : List.of("openai", "azure-openai", "anthropic", "gemini", "ollama", "bedrock")) {
+			String entry = "llm.quota.providers." + dialect + ".";
+			properties
+				.addAll(List.of(entry + "base-url=" + server.baseUrl() + "/" + dialect, entry + "dialect=" + dialect,
+						entry + "account.tokens-per-minute=100000", entry + "models.m.tokens-per-minute=100000"));
+		}
+		return properties.toArray(String[]::new);
 	}
 
 	/**

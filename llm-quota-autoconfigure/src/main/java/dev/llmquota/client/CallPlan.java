@@ -15,7 +15,8 @@ import dev.llmquota.tokens.TokenEstimator;
  * @param entry the provider entry and dialect
  * @param pool the pool the call is accounted to
  * @param demand what it reserves: corrected input estimate and output ceiling
- * @param rawEstimate the input estimate before drift correction, compared with usage
+ * @param rawEstimate the input estimate before drift correction, compared with usage; 0
+ * where part of the input is stored at the provider (nothing to compare)
  * @param estimator the pool's input estimator
  * @param generates whether the endpoint generates output (not embeddings or moderations):
  * a call that does not reserves no output

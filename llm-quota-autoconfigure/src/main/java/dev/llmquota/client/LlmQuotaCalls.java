@@ -363,6 +363,10 @@ public final class LlmQuotaCalls {
 		long output = !generates ? 0 : Arith.mulDiv((ceiling != null) ? ceiling : spec.defaultMaxTokens(),
 				(json != null) ? dialect.choices(json) : 1, 1);
 		Demand demand = new Demand(pool.drift().correct(raw), output);
+		if (json != null && dialect.storedInput(json)) {
+			// the provider counts input the body does not carry: nothing to compare with
+			raw = 0;
+		}
 		boolean streaming = generates && dialect.streaming(uri, json);
 		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
 		return new CallPlan(entry, pool, demand, raw, estimator, generates, streaming,

@@ -50,6 +50,17 @@ public interface Dialect {
 	}
 
 	/**
+	 * Returns whether part of a call's input is stored at the provider rather than in its
+	 * body (a previous response, a conversation, a cached content): the provider counts
+	 * it, llm-quota cannot estimate it.
+	 * @param body the request body
+	 * @return whether input is stored at the provider
+	 */
+	default boolean storedInput(JsonNode body) {
+		return false;
+	}
+
+	/**
 	 * Returns where the dialect's requests carry their input.
 	 * @return the shape
 	 */

@@ -67,6 +67,12 @@ final class GeminiDialect implements Dialect {
 				":asyncBatchEmbedContent") && !PathSegments.anyOf(uri, NO_QUOTA);
 	}
 
+	/** A call on a cached content. */
+	@Override
+	public boolean storedInput(JsonNode body) {
+		return Json.text(body, "cachedContent") != null || Json.text(body, "cached_content") != null;
+	}
+
 	@Override
 	public RequestShape requestShape() {
 		return SHAPE;

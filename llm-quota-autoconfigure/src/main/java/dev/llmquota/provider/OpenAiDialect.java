@@ -69,6 +69,13 @@ class OpenAiDialect implements Dialect {
 				"/audio/transcriptions", "/audio/translations", "/images/edits", "/images/variations");
 	}
 
+	/** A Responses call continuing a previous response or a conversation. */
+	@Override
+	public boolean storedInput(JsonNode body) {
+		JsonNode conversation = Json.at(body, "conversation");
+		return Json.text(body, "previous_response_id") != null || (conversation != null && !conversation.isNull());
+	}
+
 	@Override
 	public RequestShape requestShape() {
 		return SHAPE;

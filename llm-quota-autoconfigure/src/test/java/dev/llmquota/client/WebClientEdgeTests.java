@@ -375,6 +375,41 @@ class WebClientEdgeTests {
 	}
 
 	/**
+	 * A call whose input is partly stored at the provider (a Responses call continuing a
+	 * previous response or a conversation, a Gemini call on a cached content) reports the
+	 * whole input, of which its body carries a part: its count says nothing of how far
+	 * the pool's estimates are from the provider's, and corrected by it, every later
+	 * call's estimate of the pool was four times too large.
+	 */
+	@Test
+	void aCallWhoseInputIsStoredAtTheProviderDoesNotCorrectThePoolsEstimates() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
+				"{\"usage\":{\"input_tokens\":500,\"output_tokens\":5,"
+						+ "\"promptTokenCount\":500,\"candidatesTokenCount\":5}}");
+				GovernedApp app = GovernedApp.start(entries(server))) {
+			for (List<String> call : List.of(
+					List.of("openai", "/v1/responses",
+							"{\"model\":\"m\",\"previous_response_id\":\"resp_1\",\"input\":\"Go on\"}"),
+					List.of("openai", "/v1/responses",
+							"{\"model\":\"m\",\"conversation\":\"conv_1\",\"input\":\"Go on\"}"),
+					List.of("gemini", "/v1beta/models/m:generateContent",
+							"{\"cachedContent\":\"cachedContents/c1\",\"contents\":[{\"parts\":[{\"text\":\"Go on\"}]}]}"))) {
+				app.webClient()
+					.post()
+					.uri(server.baseUrl() + "/" + call.get(0) + call.get(1))
+					.contentType(MediaType.APPLICATION_JSON)
+					.bodyValue(call.get(2))
+					.retrieve()
+					.bodyToMono(String.class)
+					.block(PATIENCE);
+				await().atMost(PATIENCE)
+					.until(() -> app.engine().inFlight(app.engine().pool(call.get(0), "m").account()) == 0);
+				assertThat(app.engine().pool(call.get(0), "m").drift().samples()).as(call.get(2)).isZero();
+			}
+		}
+	}
+
+	/**
 	 * Calls under a provider's URL that spend no model's quota (file uploads, batch jobs,
 	 * token counting, model management), and uploads whose model and input llm-quota
 	 * cannot read (audio to transcribe, images to edit), pass through untouched: they

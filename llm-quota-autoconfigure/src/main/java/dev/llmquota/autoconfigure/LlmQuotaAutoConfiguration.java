@@ -31,12 +31,11 @@ public final class LlmQuotaAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	QuotaConfig llmQuotaConfig(LlmQuotaProperties properties, Environment environment) {
-		// Boot binds the properties as their bean is initialized; a bean made while the
-		// configuration is still being read (a condition of another library that creates
-		// beans, as Spring AI's Google GenAI one does) gets them before Boot's binder is
-		// in
-		// place, and llm-quota would govern nothing in silence. Binding again is
-		// harmless.
+		// Boot binds the properties as their bean is initialized; a bean made
+		// while the configuration is still being read (a condition of another
+		// library that creates beans, as Spring AI's Google GenAI one does)
+		// gets them before Boot's binder is in place, and llm-quota would
+		// govern nothing in silence. Binding again is harmless.
 		Binder.get(environment)
 			.bind("llm.quota", Bindable.ofInstance(properties), new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
 		return QuotaConfigFactory.create(properties);

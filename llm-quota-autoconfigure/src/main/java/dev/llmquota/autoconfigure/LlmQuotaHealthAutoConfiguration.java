@@ -18,8 +18,8 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass(name = { "org.springframework.boot.health.contributor.HealthIndicator",
 		"org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator" })
 @ConditionalOnBean(QuotaEngine.class)
-// "llmquota" reads management.health.llmquota.enabled and the older llmQuota spelling
-// alike
+// "llmquota" reads management.health.llmquota.enabled and the older llmQuota
+// spelling alike
 @ConditionalOnEnabledHealthIndicator("llmquota")
 public final class LlmQuotaHealthAutoConfiguration {
 

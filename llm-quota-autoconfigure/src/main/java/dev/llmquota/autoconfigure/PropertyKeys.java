@@ -136,8 +136,8 @@ final class PropertyKeys {
 				continue;
 			}
 			Type propertyType = getter.getGenericReturnType();
-			// a property binds through its setter, or, for a nested object, through its
-			// getter
+			// a property binds through its setter, or, for a nested object,
+			// through its getter
 			if (descriptor.getWriteMethod() != null || !isValue(raw(propertyType))) {
 				properties.put(dashed(descriptor.getName()), propertyType);
 			}

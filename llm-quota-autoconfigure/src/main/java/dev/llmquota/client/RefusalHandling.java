@@ -120,9 +120,9 @@ final class RefusalHandling {
 					return Outcome.pass();
 				}
 				if (plan.routed() && attempt < this.retry.maxAttempts()) {
-					// re-admitted on the route at once: the target free first, which may
-					// be
-					// this one once its wait is over (the penalty is in its books)
+					// re-admitted on the route at once: the target free first,
+					// which may be this one once its wait is over (the penalty
+					// is in its books)
 					return Outcome.retry(Duration.ZERO);
 				}
 				long nowNanos = this.engine.clock().nanoTime();

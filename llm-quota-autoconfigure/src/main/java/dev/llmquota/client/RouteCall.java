@@ -110,8 +110,8 @@ final class RouteCall {
 		return Mono.defer(() -> {
 			long left = Math.max(0, deadline - engine.clock().nanoTime());
 			Route.Choice choice = this.route.choose(this, left);
-			// a shared store admits nothing at once: its bookings go through the store
-			// thread
+			// a shared store admits nothing at once: its bookings go through
+			// the store thread
 			boolean here = !engine.store().shared();
 			for (int tries = 1; here && choice.target() != null && choice.waitNanos() == 0; tries++) {
 				CallPlan plan = planFor(choice.target());
@@ -123,8 +123,8 @@ final class RouteCall {
 				if (tries > this.route.targets().size()) {
 					break;
 				}
-				// another call took the room first: choose again, from the books as they
-				// are
+				// another call took the room first: choose again, from the
+				// books as they are
 				notTaken(choice);
 				choice = this.route.choose(this, left);
 			}

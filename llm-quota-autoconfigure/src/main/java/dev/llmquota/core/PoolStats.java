@@ -82,8 +82,8 @@ public final class PoolStats {
 		waits[2] = Math.max(waits[2], waitedNanos);
 		this.inFlightCalls++;
 		this.inFlightTokens += demand.inputTokens() + demand.outputCeiling();
-		// the average call of the recent mix: 20 calls weigh about as much as all before
-		// them
+		// the average call of the recent mix: 20 calls weigh about as much as
+		// all before them
 		double weight = (this.calls < 20) ? 1.0 / (this.calls + 1) : 0.05;
 		this.meanInput += (demand.inputTokens() - this.meanInput) * weight;
 		this.meanOutputCeiling += (demand.outputCeiling() - this.meanOutputCeiling) * weight;

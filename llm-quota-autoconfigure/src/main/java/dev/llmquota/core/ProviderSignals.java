@@ -43,10 +43,10 @@ final class ProviderSignals {
 				pool.learn(report.dimension(), report.limit());
 			}
 			BucketSpec bucket = pool.bucket(report.dimension());
-			// the share kept for others is of the smaller of the reported limit and this
-			// pool's own: a limit reported far above it (an organisation's whole limit,
-			// or
-			// a lie) must not take the bucket into a debt its refill never repays
+			// the share kept for others is of the smaller of the reported limit
+			// and this pool's own: a limit reported far above it (an
+			// organisation's whole limit, or a lie) must not take the bucket
+			// into a debt its refill never repays
 			Long limit = pool.limits().asMap().get(report.dimension());
 			if (report.limit() != null && (limit == null || report.limit() < limit)) {
 				limit = report.limit();
@@ -94,8 +94,8 @@ final class ProviderSignals {
 		permit.pool().sanctions().succeeded(permit.admittedAt());
 		permit.pool().account().sanctions().succeeded(permit.admittedAt());
 		if (permit.booking().probe()) {
-			// a shared store let this call through a spent quota: it is back, for
-			// everyone
+			// a shared store let this call through a spent quota: it is back,
+			// for everyone
 			this.store.clearExhaustion(permit.pool().sanctionsKey());
 			this.store.clearExhaustion(permit.pool().account().sanctionsKey());
 		}

@@ -54,8 +54,8 @@ final class PoolMeters extends EngineMeterBinder {
 				for (BucketSpec.Scope scope : BucketSpec.Scope.values()) {
 					if (configured(pool, scope, dimension) == null
 							&& (scope == BucketSpec.Scope.ACCOUNT || dimension.countsMoney())) {
-						// budgets are the account's; the pool shows the dimensions it may
-						// limit
+						// budgets are the account's; the pool shows the
+						// dimensions it may limit
 						continue;
 					}
 					Tags tags = LlmQuotaMetrics.tags(pool).and("scope", scope.id(), "dimension", dimension.id());

@@ -107,8 +107,8 @@ final class GeminiDialect implements Dialect {
 					if (violations != null && violations.isArray()) {
 						for (JsonNode violation : violations.values()) {
 							String id = Json.text(violation, "quotaId");
-							// a per-day violation decides: it is not waited out in
-							// seconds
+							// a per-day violation decides: it is not waited out
+							// in seconds
 							if (id != null && (quotaId == null || id.contains("PerDay"))) {
 								quotaId = id;
 							}

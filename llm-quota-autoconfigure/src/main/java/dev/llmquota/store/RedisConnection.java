@@ -137,8 +137,8 @@ final class RedisConnection {
 	 */
 	@SuppressWarnings("unchecked")
 	CompletableFuture<List<Object>> execute(QuotaScript.Call call, Duration timeout) {
-		// deferred: a connection that cannot even be asked fails the future, not the
-		// caller
+		// deferred: a connection that cannot even be asked fails the future,
+		// not the caller
 		return Flux.defer(() -> this.redis.execute(SCRIPT, call.keys(), call.args()))
 			.next()
 			.map((reply) -> (List<Object>) reply)

@@ -112,9 +112,9 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 			if (entry(request, uri(request)) == null) {
 				return this.client.executeAsync(request, options);
 			}
-			// the admission wait and the attempt, off the caller's thread; the exception
-			// of a call llm-quota does not admit fails the future, which the SDK does not
-			// retry
+			// the admission wait and the attempt, off the caller's thread; the
+			// exception of a call llm-quota does not admit fails the future,
+			// which the SDK does not retry
 			return CompletableFuture.supplyAsync(() -> execute(request, options), ADMISSIONS);
 		}
 

@@ -71,8 +71,8 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		if (request.attribute(GOVERNED).isPresent()) {
 			return next.exchange(request);
 		}
-		// an attribute on the request wins; else a Reactor context or a scope on this
-		// thread
+		// an attribute on the request wins; else a Reactor context or a scope
+		// on this thread
 		return Mono.deferContextual((context) -> governed(request, next,
 				(name) -> request.attribute(name).orElseGet(() -> LlmQuota.current(context, name))));
 	}
@@ -86,8 +86,8 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 		}
 		return CapturedBody.of(request, this.writers.get()).flatMap((captured) -> {
 			CallPlan plan = this.calls.plan(entry, request.url(), captured.bytes(), attributes);
-			// a route's attempts each go where admission chose: their request is made
-			// then
+			// a route's attempts each go where admission chose: their request
+			// is made then
 			ClientRequest replay = plan.routed() ? null : replay(request, captured, plan);
 			long deadline = this.calls.deadline(plan, null);
 			// Every attempt goes through admission again and reserves again.

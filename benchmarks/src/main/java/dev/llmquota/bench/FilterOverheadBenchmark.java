@@ -137,8 +137,8 @@ public class FilterOverheadBenchmark {
 				medians.add(Figures.median(rounds.stream().map((figures) -> figures.get(at)).toList()));
 			}
 			medians.forEach((row) -> table.append(row.line()));
-			// each round's own differences, governed against the baseline of the same
-			// round
+			// each round's own differences, governed against the baseline of
+			// the same round
 			double[] added1 = each(rounds, (round) -> round.get(4).mean - round.get(2).mean);
 			double[] addedP50 = each(rounds, (round) -> round.get(4).p50 - round.get(2).p50);
 			double[] addedCpu = each(rounds, (round) -> round.get(5).cpuPerCall - round.get(3).cpuPerCall);
@@ -266,8 +266,8 @@ public class FilterOverheadBenchmark {
 		for (Thread caller : started) {
 			caller.join();
 		}
-		// every other thread (event loops, timers, the engine's) plus what the callers
-		// spent
+		// every other thread (event loops, timers, the engine's) plus what the
+		// callers spent
 		long cpu = sum(threads::getThreadCpuTime) - cpuBefore + callerCpu.sum();
 		long bytes = sum(threads::getThreadAllocatedBytes) - bytesBefore + callerBytes.sum();
 		long[] sorted = Arrays.copyOf(latencies, each * callers);

@@ -150,9 +150,9 @@ class AccountingAgainstSimulatorTests {
 			Calls calls = new Calls(app);
 			List<Sent> sent = new ArrayList<>();
 			for (DialectCase dialect : DialectCase.values()) {
-				// the one request a minute of each tight pool is spent first, by a client
-				// without a read timeout: the first call of each simulator also warms it
-				// up
+				// the one request a minute of each tight pool is spent first,
+				// by a client without a read timeout: the first call of each
+				// simulator also warms it up
 				sent.add(calls.send(simulators.get(dialect), dialect, Shape.CHAT, Client.OK_HTTP_UNHURRIED, TIGHT, 20));
 			}
 			for (int i = 0; i < CALLS; i++) {
@@ -193,8 +193,8 @@ class AccountingAgainstSimulatorTests {
 	}
 
 	private static List<Shape> shapes(DialectCase dialect) {
-		// the common shapes three times as often; a read timeout costs its client a
-		// second
+		// the common shapes three times as often; a read timeout costs its
+		// client a second
 		List<Shape> shapes = new ArrayList<>(List.of(Shape.CHAT, Shape.CHAT, Shape.CHAT, Shape.STREAM, Shape.STREAM,
 				Shape.STREAM, Shape.REFUSED, Shape.CANCELLED, Shape.READ_TIMEOUT, Shape.ADMISSION_TIMEOUT));
 		if (dialect != DialectCase.ANTHROPIC) {
@@ -361,8 +361,8 @@ class AccountingAgainstSimulatorTests {
 				spec = spec.attribute(LlmQuota.MAX_WAIT, maxWait);
 			}
 			if (timeout) {
-				// a read timeout: counted from when the request was sent, as a real one
-				// is
+				// a read timeout: counted from when the request was sent, as a
+				// real one is
 				spec = spec.httpRequest(
 						(request) -> request.<HttpClientRequest>getNativeRequest().responseTimeout(READ_TIMEOUT));
 			}

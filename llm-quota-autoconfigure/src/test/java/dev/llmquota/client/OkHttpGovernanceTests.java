@@ -134,8 +134,8 @@ class OkHttpGovernanceTests {
 			// IOException an SDK would retry
 			assertThatException().isThrownBy(() -> send(client, request(provider, 10, false, "Hi.")))
 				.isInstanceOf(QuotaExhaustedException.class);
-			// on an enqueued call OkHttp would make an exception an IOException: an
-			// answer
+			// on an enqueued call OkHttp would make an exception an
+			// IOException: an answer
 			CompletableFuture<Response> enqueued = new CompletableFuture<>();
 			client.newCall(request(provider, 10, false, "Hi.")).enqueue(new Callback() {
 

@@ -109,9 +109,8 @@ class RestClientFaultTests {
 					// llm-quota
 					assertThat(ex).as(where).isInstanceOf(ResourceAccessException.class);
 				}
-				// broken headers, or a body that breaks while the caller reads it, fail
-				// as
-				// the stack reports them
+				// broken headers, or a body that breaks while the caller reads
+				// it, fail as the stack reports them
 			}
 			assertThat(engine.inFlight(account)).as("%s: slots in use after the call", where).isZero();
 		}

@@ -168,20 +168,18 @@ class RetryAgainstSimulatorTests {
 
 	@Test
 	void maxWaitIsOneDeadlineForTheWholeCallAcrossItsAttempts() {
-		// llm-quota admits one call per 4 s; the provider one per second, and another
-		// team
-		// just spent this second's, so the governed call is refused with a wait of about
-		// 1 s
-		// (the refused attempt keeps its request charged, as OpenAI's would)
+		// llm-quota admits one call per 4 s; the provider one per second, and
+		// another team just spent this second's, so the governed call is
+		// refused with a wait of about 1 s (the refused attempt keeps its
+		// request charged, as OpenAI's would)
 		try (SimulatedProvider provider = oneCallASecond(DialectCase.GEMINI, "llm.quota.max-wait=3s",
 				"llm.quota.headroom=1.0", "models.test-model.requests-per-minute=15", "charge-refused=requests")) {
 			provider.sendOutsideQuota(10, "Another team.").block(PATIENCE);
 			long start = System.nanoTime();
 			assertThatException().isThrownBy(() -> provider.send(10, "Mine.").block(PATIENCE))
 				.isInstanceOf(dev.llmquota.QuotaWaitTimeoutException.class);
-			// the retry is not admitted before 4 s: a fresh max-wait per attempt would
-			// have
-			// admitted it then, past the call's 3 s
+			// the retry is not admitted before 4 s: a fresh max-wait per
+			// attempt would have admitted it then, past the call's 3 s
 			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(3_800));
 			assertThat(provider.simulator.requestLog().records()).extracting(RequestRecord::outcome)
 				.containsExactly(RequestRecord.Outcome.COMPLETED, RequestRecord.Outcome.REFUSED);

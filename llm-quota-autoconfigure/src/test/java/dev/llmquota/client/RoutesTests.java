@@ -74,8 +74,8 @@ class RoutesTests {
 						"models.gpt-4o.requests-per-minute=10"),
 				target(0, "east", "gpt4o-east"), target(1, "sweden", "gpt4o-se"), target(2, "openai", "gpt-4o"),
 				"llm.quota.routes.gpt4o.targets[2].spill-over=true");
-		// 65 calls at once: the two primaries hold 60 a minute, the spill-over takes the
-		// rest
+		// 65 calls at once: the two primaries hold 60 a minute, the spill-over
+		// takes the rest
 		List<String> answers = Flux.range(0, 65)
 			.flatMap((i) -> app.webClient()
 				.post()
@@ -373,9 +373,8 @@ class RoutesTests {
 				join(entry("openai", simulator, "openai"), target(0, "openai", "gpt-4o"),
 						"llm.quota.routes.gpt4o.targets[0].spill-over=true"),
 				"llm.quota.routes.gpt4o.targets",
-				// Ollama's OpenAI-compatible API sends no rate-limit headers: its limits
-				// must
-				// be configured
+				// Ollama's OpenAI-compatible API sends no rate-limit headers:
+				// its limits must be configured
 				join(List.of("llm.quota.providers.local.base-url=http://127.0.0.1:11434/v1",
 						"llm.quota.providers.local.dialect=openai"), target(0, "local", "llama3")),
 				"llm.quota.routes.gpt4o.targets[0].provider");

@@ -47,8 +47,8 @@ class FairnessTests {
 			small.add(acquire(engine, pool, new Demand(20, 0)));
 			this.clock.advance(Duration.ofMillis(50));
 		}
-		// 900 tokens at 500 per second: 1.8 s, undelayed by the small calls that arrived
-		// meanwhile
+		// 900 tokens at 500 per second: 1.8 s, undelayed by the small calls
+		// that arrived meanwhile
 		assertThat(large.admitted()).isTrue();
 		assertThat(large.waited()).isEqualTo(Duration.ofMillis(1_800));
 		assertThat(small.get(0).admittedAt).isGreaterThanOrEqualTo(large.admittedAt);

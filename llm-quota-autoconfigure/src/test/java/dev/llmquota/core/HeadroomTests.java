@@ -113,8 +113,8 @@ class HeadroomTests {
 		Pool pool = here.pool("openai", "m");
 		Pool theirs = there.pool("openai", "m");
 		takeOne(there, theirs);
-		// never told of the pool, this replica sees it free and reads its books from then
-		// on
+		// never told of the pool, this replica sees it free and reads its books
+		// from then on
 		assertThat(here.headroom(pool, new Demand(10, 10), null).waitNanos()).isZero();
 		Calls.settle(here);
 		assertThat(here.headroom(pool, new Demand(10, 10), null).waitNanos()).isZero();

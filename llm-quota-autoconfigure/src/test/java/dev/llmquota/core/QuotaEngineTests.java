@@ -747,8 +747,8 @@ class QuotaEngineTests {
 		for (int i = 0; i < 100; i++) {
 			acquire(engine, pool, new Demand(1, 1));
 		}
-		// one lease timer for the admitted call, one wake-up timer for the hundred
-		// waiters
+		// one lease timer for the admitted call, one wake-up timer for the
+		// hundred waiters
 		assertThat(this.clock.pendingTimers()).isEqualTo(2);
 	}
 

@@ -67,8 +67,8 @@ class QuotaScriptTests {
 	void refillKeepsTheFractionalRemainderOfARateThatDoesNotDivideTheMinute() {
 		BucketSpec bucket = rate("odd", 7, 7);
 		book(request(new Charge(bucket, 7)), -1);
-		// 7 per minute: one unit every 8.571... s; three units after 25.714... s, not
-		// before
+		// 7 per minute: one unit every 8.571... s; three units after 25.714...
+		// s, not before
 		this.now += 25_714_285;
 		assertThat(level(bucket)).isEqualTo(2);
 		this.now += 1;

@@ -278,10 +278,9 @@ class RedisClusterTests {
 				assertThat(simulator.requestLog().refused()).as("calls the provider refused: over its three in flight")
 					.isEmpty();
 				assertThat(failures).as("failed calls").isEmpty();
-				// about 30 a second fit; each admission is a round trip to the cluster,
-				// so
-				// a loaded machine completes fewer (78 of 180 seen): at least a quarter,
-				// and calls go on after the failover
+				// about 30 a second fit; each admission is a round trip to the
+				// cluster, so a loaded machine completes fewer (78 of 180
+				// seen): at least a quarter, and calls go on after the failover
 				assertThat(done.get()).as("completed calls").isGreaterThan(45);
 				assertThat(done.get()).as("completed calls after the failover").isGreaterThan(beforeFailover);
 			}

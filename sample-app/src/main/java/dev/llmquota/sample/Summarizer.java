@@ -52,8 +52,8 @@ public class Summarizer {
 					+ " names no llm.quota.providers entry with a base-url");
 		}
 		this.direct = provider.getBaseUrl().replaceAll("/+$", "") + "/v1/chat/completions";
-		// a route's calls go where llm-quota chooses; a call without it can only go
-		// direct
+		// a route's calls go where llm-quota chooses; a call without it can
+		// only go direct
 		this.endpoint = properties.getRoute().isBlank() ? this.direct
 				: LlmQuota.route(properties.getRoute()) + "/v1/chat/completions";
 		// inside llm-quota's filter: sees every attempt, the ones it retries included

@@ -64,9 +64,8 @@ class DemoRoutesTests {
 			.values()
 			.forEach((deployment) -> assertThat(deployment.requestLog().refused()).isEmpty());
 		Route route = this.calls.routes().get(0);
-		// 300 a minute each at 0.8 headroom over a 2 s burst window: the primaries cannot
-		// take
-		// 30 at once, so the spill-over takes some
+		// 300 a minute each at 0.8 headroom over a 2 s burst window: the
+		// primaries cannot take 30 at once, so the spill-over takes some
 		assertThat(route.targets()).allSatisfy((target) -> assertThat(target.taken()).isPositive());
 		assertThat(route.targets().stream().mapToLong(Route.Target::taken).sum()).isEqualTo(30);
 	}

@@ -62,8 +62,8 @@ class CallLifecycleTests {
 			received = body.readAllBytes().length;
 		}
 		catch (IOException ex) {
-			// a premature close is what a client sees when the provider drops the
-			// connection
+			// a premature close is what a client sees when the provider drops
+			// the connection
 			received = -1;
 		}
 		assertThat(received).isLessThan(length);

@@ -62,8 +62,8 @@ class RefusalTests {
 
 	@Test
 	void geminiAnswersACallThatCanNeverFitWithInvalidArgument() {
-		// Gemini meters output as it is produced, so only the input can make a call too
-		// large
+		// Gemini meters output as it is produced, so only the input can make a
+		// call too large
 		start(ProviderSimulator.builder().model("gemini-2.5-flash", (limits) -> limits.tokensPerMinute(5)));
 		HttpResponse<String> response = SimHttp.post(this.simulator, GEMINI, SimHttp.gemini(100));
 		assertThat(response.statusCode()).isEqualTo(400);

@@ -54,8 +54,8 @@ final class RateBucket implements Meter {
 			this.level = Math.min(this.capacity, this.level + change);
 		}
 		else {
-			// a spender outrunning the refill empties the bucket but never drives it into
-			// debt
+			// a spender outrunning the refill empties the bucket but never
+			// drives it into debt
 			this.level = Math.max(Math.min(this.level, 0), this.level + change);
 		}
 	}
@@ -114,8 +114,8 @@ final class RateBucket implements Meter {
 			return Duration.ZERO;
 		}
 		double net = this.limit - this.drainPerMinute;
-		// with a spender taking the whole refill nothing ever frees up; quote the plain
-		// refill
+		// with a spender taking the whole refill nothing ever frees up; quote
+		// the plain refill
 		double perMinute = (net > 0) ? net : this.limit;
 		return Duration.ofNanos((long) Math.ceil(missing * NANOS_PER_MINUTE / perMinute - 1e-3));
 	}

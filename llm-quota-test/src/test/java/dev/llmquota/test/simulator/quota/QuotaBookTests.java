@@ -104,8 +104,8 @@ class QuotaBookTests {
 		assertThat(remaining(book, "gpt-4o", Dimension.REQUESTS_PER_MINUTE)).isEqualTo(60);
 		assertThat(remaining(book, "gpt-4o", Dimension.TOKENS_PER_MINUTE)).isEqualTo(30_000);
 		book.admit("gpt-4o", 1000, 0, OutputPolicy.REAL_TIME, true);
-		// the bucket holds 5,000 of which 4,000 are left: four fifths of the minute's
-		// limit
+		// the bucket holds 5,000 of which 4,000 are left: four fifths of the
+		// minute's limit
 		assertThat(remaining(book, "gpt-4o", Dimension.TOKENS_PER_MINUTE)).isEqualTo(24_000);
 		assertThat(remaining(book, "gpt-4o", Dimension.REQUESTS_PER_MINUTE)).isEqualTo(54);
 	}

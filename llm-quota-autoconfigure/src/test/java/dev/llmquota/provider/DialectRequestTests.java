@@ -69,6 +69,23 @@ class DialectRequestTests {
 		assertThat(Dialect.of(DialectId.ANTHROPIC).spendsQuota(URI.create("https://a.test/v1/messages"))).isTrue();
 	}
 
+	/**
+	 * A request carrying a document inline larger than Jackson's default bound on a
+	 * string (20 million characters: a 16 MB PDF in base64) is read, the document skipped
+	 * unread as media: failing to read it, llm-quota would estimate the request by its
+	 * length, six million tokens.
+	 */
+	@Test
+	void aRequestCarryingMediaLargerThanJacksonsStringBoundIsRead() {
+		String document = "A".repeat(21_000_000);
+		String text = "{\"model\":\"claude\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":["
+				+ "{\"type\":\"document\",\"source\":{\"type\":\"base64\",\"media_type\":\"application/pdf\","
+				+ "\"data\":\"" + document + "\"}},{\"type\":\"text\",\"text\":\"Summarise this.\"}]}]}";
+		ParsedRequest read = ParsedRequest.read(text.getBytes(StandardCharsets.UTF_8), Dialect.of(DialectId.ANTHROPIC));
+		assertThat(read.input().text()).isEqualTo("Summarise this.");
+		assertThat(Dialect.of(DialectId.ANTHROPIC).outputCeiling(read.fields())).isEqualTo(100);
+	}
+
 	@Test
 	void aRequestIsReadInOnePassItsTextNeverATree() {
 		Dialect openai = Dialect.of(DialectId.OPENAI);

@@ -3,8 +3,10 @@ package dev.llmquota.store;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
@@ -97,6 +99,9 @@ public final class RedisQuotaStore implements QuotaStore {
 	private final LocalFallback fallback;
 
 	private final PendingCorrections pending = new PendingCorrections();
+
+	/** Leases of calls booked in Redis that ended while it was down. */
+	private final Set<Booking.Lease> releasedWhileDown = ConcurrentHashMap.newKeySet();
 
 	private final RedisMemory memory = new RedisMemory();
 
@@ -317,6 +322,11 @@ public final class RedisQuotaStore implements QuotaStore {
 		if (this.availability.up()) {
 			this.redis.send(QuotaScript.release(lease, this.redis.time()));
 		}
+		else {
+			// not renewed, it would hold its slots until it expires: released once Redis
+			// answers again, as the local books free them at once
+			this.releasedWhileDown.add(lease);
+		}
 	}
 
 	@Override
@@ -387,6 +397,10 @@ public final class RedisQuotaStore implements QuotaStore {
 		if (!this.availability.up()) {
 			this.availability.lookAgain(() -> {
 				this.leases.restore(this.redis);
+				for (Booking.Lease lease : this.releasedWhileDown) {
+					this.releasedWhileDown.remove(lease);
+					this.redis.send(QuotaScript.release(lease, this.redis.time()));
+				}
 				// what the fallback admitted meanwhile, which Redis never saw
 				List<Charge> handed = this.fallback.handOver();
 				if (!handed.isEmpty()) {

@@ -102,6 +102,30 @@ class LateOrDownRedisTests {
 			.isInstanceOf(Booking.Booked.class);
 	}
 
+	/**
+	 * A call booked in Redis that ends while Redis is down gives its slot back once Redis
+	 * answers again, not when its lease runs out (30 s here): the local store frees it at
+	 * once.
+	 */
+	@Test
+	void aSlotGivenBackWhileRedisIsDownIsFreeOnceItAnswersAgain() {
+		RedisQuotaStore store = store(Duration.ofMillis(200));
+		Booking booking = store.book(this.request, NOW, WALL, NOW);
+		assertThat(booking).isInstanceOfSatisfying(Booking.Booked.class,
+				(booked) -> assertThat(booked.fallback()).isFalse());
+		pause(Duration.ofMillis(1_500));
+		BookingRequest probe = new BookingRequest(List.of(new Charge(this.tokens, 1)), List.of(), List.of(), null);
+		store.book(probe, NOW, WALL, NOW);
+		assertThat(store.status().reachable()).as("judged down").isFalse();
+		store.release(((Booking.Booked) booking).lease());
+		await().atMost(PATIENCE).until(() -> store.status().reachable());
+		RedisQuotaStore other = store(Duration.ofSeconds(2));
+		BookingRequest slotOnly = new BookingRequest(List.of(), List.of(this.slot), List.of(), null);
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(other.book(slotOnly, NOW, WALL, NOW)).as("the slot is free")
+				.isInstanceOf(Booking.Booked.class));
+	}
+
 	@Test
 	void theLocalBooksStartFromWhatRedisLastSaidNotFull() {
 		// one replica, taking the whole limit in fallback

@@ -269,7 +269,25 @@ public final class LlmQuotaCalls {
 	}
 
 	private static ProviderEntry spending(ProviderEntry entry, URI uri) {
-		return (entry != null && entry.dialect().spendsQuota(uri)) ? entry : null;
+		return (entry != null && entry.dialect().spendsQuota(below(entry, uri))) ? entry : null;
+	}
+
+	/**
+	 * The call's path below its entry's base-url: what names its endpoint, whatever a
+	 * gateway's path before it says.
+	 */
+	private static URI below(ProviderEntry entry, URI uri) {
+		String path = uri.getRawPath();
+		String base = entry.provider().baseUrl().getRawPath();
+		if (path == null || base == null) {
+			return uri;
+		}
+		base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+		if (base.isEmpty() || !path.startsWith(base)) {
+			return uri;
+		}
+		String rest = path.substring(base.length());
+		return URI.create(rest.startsWith("/") ? rest : "/" + rest);
 	}
 
 	/**

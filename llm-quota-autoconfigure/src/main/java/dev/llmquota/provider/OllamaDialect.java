@@ -37,14 +37,14 @@ final class OllamaDialect implements Dialect {
 	}
 
 	/**
-	 * Of Ollama's own API only generation and embeddings run a model: showing, pulling,
-	 * pushing, creating and copying models spend nothing. Its OpenAI-compatible paths do.
+	 * Showing, pulling, pushing, creating, copying and deleting models and uploading
+	 * blobs run no model.
 	 */
 	@Override
 	public boolean spendsQuota(URI uri) {
 		String path = uri.getRawPath();
-		return path == null || !path.contains("/api/")
-				|| PathSegments.endsWith(uri, "/api/generate", "/api/chat", "/api/embed", "/api/embeddings");
+		return !PathSegments.endsWith(uri, "/api/show", "/api/pull", "/api/push", "/api/create", "/api/copy",
+				"/api/delete") && (path == null || !path.contains("/api/blobs/"));
 	}
 
 	@Override

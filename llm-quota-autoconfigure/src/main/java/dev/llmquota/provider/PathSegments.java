@@ -16,15 +16,18 @@ final class PathSegments {
 	private PathSegments() {
 	}
 
+	/** Segments followed by a name of the caller's choosing, not an endpoint. */
+	private static final Set<String> NAMING = Set.of("deployments", "models", "projects", "locations", "publishers",
+			"endpoints", "tunedModels");
+
 	/**
-	 * Returns whether a segment of the path is one of the names; a deployment's or a
-	 * model's own name never counts.
+	 * Returns whether a segment of the path is one of the names; a deployment's, model's,
+	 * project's or location's own name never counts.
 	 */
 	static boolean anyOf(URI uri, Set<String> names) {
 		List<String> segments = of(uri);
 		for (int i = 0; i < segments.size(); i++) {
-			boolean named = i > 0
-					&& (segments.get(i - 1).equals("deployments") || segments.get(i - 1).equals("models"));
+			boolean named = i > 0 && NAMING.contains(segments.get(i - 1));
 			if (!named && names.contains(segments.get(i))) {
 				return true;
 			}

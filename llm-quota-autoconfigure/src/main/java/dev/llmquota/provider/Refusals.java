@@ -14,12 +14,6 @@ import tools.jackson.databind.JsonNode;
  */
 final class Refusals {
 
-	/**
-	 * The longest reset of a per-minute limit believed: twice the longest seen on the
-	 * wire (Groq's {@code 1h4m48s}).
-	 */
-	static final Duration LONGEST_RATE_RESET = Duration.ofHours(2);
-
 	private Refusals() {
 	}
 
@@ -56,11 +50,6 @@ final class Refusals {
 			boolean empty = answer.dimension() == null && limit.remaining() != null && limit.remaining() == 0;
 			if ((named || empty) && limit.reset() != null && limit.reset().isAfter(now)) {
 				Duration until = Duration.between(now, limit.reset());
-				if (limit.dimension().kind() == Dimension.Kind.RATE && until.compareTo(LONGEST_RATE_RESET) > 0) {
-					// a per-minute limit's reset (the time until it is full) is long only
-					// while its account is in debt: believed up to a bound, never a month
-					until = LONGEST_RATE_RESET;
-				}
 				wait = (wait == null || until.compareTo(wait) < 0) ? until : wait;
 			}
 		}

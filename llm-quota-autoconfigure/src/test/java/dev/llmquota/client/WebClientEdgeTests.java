@@ -471,6 +471,30 @@ class WebClientEdgeTests {
 		}
 	}
 
+	/**
+	 * A gateway whose own path is named like an endpoint that spends no quota (here
+	 * {@code /batches/api}): the calls below its base-url are still governed.
+	 */
+	@Test
+	void aGatewayPathNamedLikeAnEndpointStillGovernsTheCallsBelowIt() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
+				"{\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}");
+				GovernedApp app = GovernedApp.start(
+						"llm.quota.providers.p.base-url=" + server.baseUrl() + "/batches/api",
+						"llm.quota.providers.p.dialect=openai",
+						"llm.quota.providers.p.models.m.tokens-per-minute=100000")) {
+			app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/batches/api/v1/chat/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(Map.of("model", "m", "max_tokens", 10))
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE);
+			assertThat(app.engine().pool("p", "m").stats().outputSamples()).as("governed: its usage was read").isOne();
+		}
+	}
+
 	/** One provider entry per dialect, each under its own path of the server. */
 	private static String[] entries(LoopbackServer server) {
 		List<String> properties = new java.util.ArrayList<>(List.of("llm.quota.max-wait=2s"));

@@ -62,7 +62,11 @@ class DialectRequestTests {
 		assertThat(Dialect.of(DialectId.AZURE_OPENAI)
 			.spendsQuota(URI.create("https://x.openai.azure.com/openai/deployments/files/chat/completions"))).isTrue();
 		assertThat(Dialect.of(DialectId.GEMINI)
-			.spendsQuota(URI.create("https://g.test/v1beta/models/batches:generateContent"))).isTrue();
+			.spendsQuota(URI.create("https://us-central1-aiplatform.googleapis.com/v1/projects/batches/locations/"
+					+ "us-central1/publishers/google/models/gemini-2.5-pro:generateContent")))
+			.as("a Vertex project named batches")
+			.isTrue();
+		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota(URI.create("http://webui/api/chat/completions"))).isTrue();
 		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota(URI.create("http://localhost:11434/v1/chat/completions")))
 			.isTrue();
 		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota(URI.create("http://localhost:11434/api/chat"))).isTrue();

@@ -2,20 +2,16 @@ package dev.llmquota.client;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.llmquota.core.Mode;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
-import dev.llmquota.core.ServerLimit;
 import dev.llmquota.core.Usage;
 import dev.llmquota.provider.Answer;
 import dev.llmquota.provider.Framing;
 import dev.llmquota.provider.HeaderLookup;
-import dev.llmquota.provider.LogOnce;
 import dev.llmquota.provider.ResponseReader;
 import dev.llmquota.provider.UsageAccumulator;
 
@@ -81,33 +77,7 @@ public final class GovernedCall {
 			this.engine.succeeded(this.permit);
 		}
 		this.engine.observe(this.plan.pool(),
-				believable(this.plan.entry().dialect().rateLimits(headers, this.engine.clock().instant())));
-	}
-
-	/**
-	 * The reports, less any limit an answered call alone far exceeds (twice, for its
-	 * estimate's error): no provider admits a call larger than its per-minute limit, and
-	 * such a limit learned would hold every later call for ever. What remains of the
-	 * report still counts. A refusal's limit is believed: "Request too large" is honest.
-	 */
-	private List<ServerLimit> believable(List<ServerLimit> reports) {
-		if (!successful()) {
-			return reports;
-		}
-		List<ServerLimit> believed = reports;
-		for (int i = 0; i < reports.size(); i++) {
-			ServerLimit report = reports.get(i);
-			long taken = report.dimension().countsTokens() ? this.plan.demand().inputTokens() : 1;
-			if (report.limit() != null && report.limit() < taken / 2) {
-				LogOnce.warn("implausible limit " + this.plan.entry().provider().id() + " " + report.dimension(),
-						"llm-quota did not believe a " + report.dimension().id() + " limit of " + report.limit()
-								+ " from provider '" + this.plan.entry().provider().id()
-								+ "': a call it answered took more");
-				believed = (believed == reports) ? new ArrayList<>(reports) : believed;
-				believed.set(i, new ServerLimit(report.dimension(), null, report.remaining(), report.reset()));
-			}
-		}
-		return believed;
+				this.plan.entry().dialect().rateLimits(headers, this.engine.clock().instant()));
 	}
 
 	/**

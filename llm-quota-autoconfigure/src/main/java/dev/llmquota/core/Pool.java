@@ -128,10 +128,10 @@ public final class Pool {
 	/**
 	 * Returns whether a dimension's limit was learned from the provider's headers.
 	 * @param dimension the dimension
-	 * @return whether learned rather than configured
+	 * @return whether learned, rather than configured or set by an operator
 	 */
-	public boolean learned(Dimension dimension) {
-		return this.limits.asMap().containsKey(dimension) && !this.spec.limits().asMap().containsKey(dimension);
+	public synchronized boolean learned(Dimension dimension) {
+		return this.learned.contains(dimension);
 	}
 
 	/**
@@ -215,14 +215,23 @@ public final class Pool {
 	/**
 	 * Enforces a limit nobody configured, as the provider last reported it (a higher tier
 	 * is followed without a restart); a configured limit, or one an operator set, stands.
+	 * @return whether the pool's limits changed
 	 */
-	synchronized void learn(Dimension dimension, long limit) {
+	boolean learn(Dimension dimension, long limit) {
 		Long current = this.limits.asMap().get(dimension);
-		if (limit < 1 || (current != null && (!this.learned.contains(dimension) || current == limit))) {
-			return;
+		if (limit < 1 || (current != null && current == limit)) {
+			// unchanged, as nearly every answer says: no lock
+			return false;
 		}
-		set(dimension, limit);
-		this.learned.add(dimension);
+		synchronized (this) {
+			current = this.limits.asMap().get(dimension);
+			if (current != null && (!this.learned.contains(dimension) || current == limit)) {
+				return false;
+			}
+			set(dimension, limit);
+			this.learned.add(dimension);
+			return true;
+		}
 	}
 
 	/**

@@ -127,7 +127,9 @@ final class Pools {
 			Dimension dimension = Dimension.fromId(field.substring(0, bar));
 			Entry entry = entry(provider);
 			Limits current = model.isEmpty() ? entry.account.limits() : existingPool(entry, provider, model).limits();
-			if (!Long.valueOf(limit).equals(current.asMap().get(dimension))) {
+			// a limit equal to one this process learned still pins it
+			boolean learned = !model.isEmpty() && existingPool(entry, provider, model).learned(dimension);
+			if (learned || !Long.valueOf(limit).equals(current.asMap().get(dimension))) {
 				applyLimit(provider, model.isEmpty() ? null : model, dimension, limit);
 			}
 		}
@@ -157,11 +159,22 @@ final class Pools {
 			Pool pool = existingPool(entry, provider, model);
 			requireGate(pool.limits(), dimension);
 			pool.change(dimension, limit);
-			account.queue().read(() -> {
-				pool.resizeGates(this.config.settings());
-				return null;
-			});
+			limitsChanged(pool);
+			return;
 		}
+		account.queue().wake();
+	}
+
+	/**
+	 * A pool's limits changed (an operator's, or one learned from the provider): its
+	 * gates follow, and waiting calls look again.
+	 */
+	void limitsChanged(Pool pool) {
+		Account account = pool.account();
+		account.queue().read(() -> {
+			pool.resizeGates(this.config.settings());
+			return null;
+		});
 		account.queue().wake();
 	}
 

@@ -39,8 +39,9 @@ final class ProviderSignals {
 		double headroom = this.config.settings().headroom();
 		for (ServerLimit report : reports) {
 			pool.remember(report);
-			if (report.limit() != null && report.dimension().kind() == Dimension.Kind.RATE) {
-				pool.learn(report.dimension(), report.limit());
+			if (report.limit() != null && report.dimension().kind() == Dimension.Kind.RATE
+					&& pool.learn(report.dimension(), report.limit())) {
+				this.pools.limitsChanged(pool);
 			}
 			BucketSpec bucket = pool.bucket(report.dimension());
 			// the share kept for others is of the smaller of the reported limit

@@ -26,9 +26,22 @@ final class RateLimitHeaders {
 	private RateLimitHeaders() {
 	}
 
+	/**
+	 * The smallest per-minute token limit believed: no provider sells less (Azure's
+	 * smallest deployment is 1,000 tokens a minute). A smaller one, learned, would hold
+	 * every call larger than it for minutes each.
+	 */
+	static final long LEAST_TOKEN_LIMIT = 1_000;
+
 	static void read(List<ServerLimit> into, HeaderLookup headers, Dimension dimension, String limit, String remaining,
 			String reset, BiFunction<String, Instant, Instant> resetGrammar, Instant now) {
 		Long limitValue = count(headers.get(limit));
+		if (limitValue != null && dimension.countsTokens() && limitValue < LEAST_TOKEN_LIMIT) {
+			LogOnce.warn("implausible limit " + dimension,
+					"llm-quota did not believe a " + dimension.id() + " limit of " + limitValue
+							+ " in a provider's headers: no provider sells less than " + LEAST_TOKEN_LIMIT);
+			limitValue = null;
+		}
 		Long remainingValue = count(headers.get(remaining));
 		String resetText = headers.get(reset);
 		Instant resetValue = (resetText != null) ? resetGrammar.apply(resetText, now) : null;

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
 
+import dev.llmquota.DurationText;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ServerLimit;
 import tools.jackson.databind.JsonNode;
@@ -13,6 +14,15 @@ import tools.jackson.databind.JsonNode;
  * cannot read more precisely, and the wait taken from reset headers as the last resort.
  */
 final class Refusals {
+
+	/**
+	 * The furthest reset of a per-minute limit believed: twice the longest seen on the
+	 * wire (Groq's {@code 1h4m48s}, an account deep in debt). A reset is the time until
+	 * the limit is whole again, which a per-minute limit never puts a month away; a
+	 * provider's explicit wait ({@code retry-after}) is another matter: Azure's spent
+	 * daily quota asks for a day.
+	 */
+	static final Duration LONGEST_RATE_RESET = Duration.ofHours(2);
 
 	private Refusals() {
 	}
@@ -50,6 +60,11 @@ final class Refusals {
 			boolean empty = answer.dimension() == null && limit.remaining() != null && limit.remaining() == 0;
 			if ((named || empty) && limit.reset() != null && limit.reset().isAfter(now)) {
 				Duration until = Duration.between(now, limit.reset());
+				if (until.compareTo(LONGEST_RATE_RESET) > 0) {
+					LogOnce.warn("implausible reset", "llm-quota did not believe a per-minute limit's reset "
+							+ DurationText.of(until) + " away; it backs off as for a refusal that names no wait");
+					continue;
+				}
 				wait = (wait == null || until.compareTo(wait) < 0) ? until : wait;
 			}
 		}

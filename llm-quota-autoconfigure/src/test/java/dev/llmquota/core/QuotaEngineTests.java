@@ -814,6 +814,29 @@ class QuotaEngineTests {
 			.isEqualTo(80_000);
 	}
 
+	/**
+	 * A learned limit follows the provider's latest report (a higher tier needs no
+	 * restart) until an operator sets one, which stands, here and where another replica
+	 * publishes the same value this process had learned.
+	 */
+	@Test
+	void aLearnedLimitFollowsTheLatestReportUntilAnOperatorSetsOne() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500))
+			.engine(this.stores.open(TestStores.Kind.LOCAL, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		engine.observe(pool, java.util.List.of(new ServerLimit(TOKENS_PER_MINUTE, 30_000L, null, null)));
+		engine.observe(pool, java.util.List.of(new ServerLimit(TOKENS_PER_MINUTE, 450_000L, null, null)));
+		assertThat(pool.limits().asMap()).containsEntry(TOKENS_PER_MINUTE, 450_000L);
+		assertThat(pool.learned(TOKENS_PER_MINUTE)).isTrue();
+		engine.observe(pool, java.util.List.of(new ServerLimit(REQUESTS_PER_MINUTE, 10_000L, null, null)));
+		assertThat(pool.limits().asMap()).as("a configured limit stands").containsEntry(REQUESTS_PER_MINUTE, 500L);
+		engine.changeLimit("openai", "gpt-4o", TOKENS_PER_MINUTE, 100_000);
+		assertThat(pool.learned(TOKENS_PER_MINUTE)).as("an operator's limit is not learned").isFalse();
+		engine.observe(pool, java.util.List.of(new ServerLimit(TOKENS_PER_MINUTE, 800_000L, null, null)));
+		assertThat(pool.limits().asMap()).containsEntry(TOKENS_PER_MINUTE, 100_000L);
+	}
+
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void aLimitLearnedWhileCallsWaitAppliesToThem(TestStores.Kind store) {

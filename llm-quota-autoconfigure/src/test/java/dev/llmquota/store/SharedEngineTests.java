@@ -16,6 +16,7 @@ import dev.llmquota.core.ManualClock;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaState;
+import dev.llmquota.core.ServerLimit;
 import dev.llmquota.core.TestConfigs;
 import dev.llmquota.core.Usage;
 import org.junit.jupiter.api.AfterAll;
@@ -32,6 +33,7 @@ import static dev.llmquota.core.Dimension.BUDGET_PER_DAY;
 import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
 import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
 import static dev.llmquota.core.Dimension.TOKENS_PER_DAY;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
 import static dev.llmquota.core.TestConfigs.limits;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -342,6 +344,23 @@ class SharedEngineTests {
 		QuotaEngine later = replica();
 		await().atMost(PATIENCE)
 			.until(() -> Long.valueOf(120).equals(pool(later).limits().asMap().get(REQUESTS_PER_MINUTE)));
+	}
+
+	/**
+	 * An operator's limit published by one replica pins it on another, even where that
+	 * one had learned the same value from the provider's headers: a later report does not
+	 * override it there.
+	 */
+	@Test
+	void anOperatorsLimitEqualToOneAnotherReplicaLearnedStillPinsItThere() {
+		QuotaEngine one = replica();
+		QuotaEngine two = replica();
+		two.observe(pool(two), List.of(new ServerLimit(TOKENS_PER_MINUTE, 30_000L, null, null)));
+		assertThat(pool(two).learned(TOKENS_PER_MINUTE)).isTrue();
+		one.changeLimit("openai", "gpt-4o", TOKENS_PER_MINUTE, 30_000);
+		await().atMost(PATIENCE).until(() -> !pool(two).learned(TOKENS_PER_MINUTE));
+		two.observe(pool(two), List.of(new ServerLimit(TOKENS_PER_MINUTE, 60_000L, null, null)));
+		assertThat(pool(two).limits().asMap()).containsEntry(TOKENS_PER_MINUTE, 30_000L);
 	}
 
 	@Test

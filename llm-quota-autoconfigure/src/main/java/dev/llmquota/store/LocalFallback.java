@@ -2,6 +2,7 @@ package dev.llmquota.store;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Iterator;
@@ -43,12 +44,17 @@ final class LocalFallback {
 	private final Duration leaseTime;
 
 	/**
-	 * What these books charged each bucket since Redis stopped answering: handed over to
-	 * Redis when it answers again, which never saw it.
+	 * What these books charged each bucket since Redis stopped answering, a daily counter
+	 * by the period it counted: handed over to Redis when it answers again, which never
+	 * saw it.
 	 */
 	private final Map<String, Charged> charged = new ConcurrentHashMap<>();
 
-	private record Charged(BucketSpec bucket, LongAdder units) {
+	/**
+	 * @param period the first day of the period a daily counter's units were counted in;
+	 * {@code null} for a rate bucket
+	 */
+	private record Charged(BucketSpec bucket, LocalDate period, LongAdder units) {
 
 	}
 
@@ -69,7 +75,7 @@ final class LocalFallback {
 			return booking;
 		}
 		request.slots().forEach((slot) -> this.slots.get(slot.key()).incrementAndGet());
-		record(request.charges());
+		record(request.charges(), wallNow);
 		Booking.Lease lease = request.slots().isEmpty() ? null
 				: new Booking.Lease(LEASE_PREFIX + this.leaseIds.incrementAndGet(), List.copyOf(request.slots()));
 		// the caller keeps the real buckets: corrections after Redis is back come here
@@ -83,31 +89,45 @@ final class LocalFallback {
 
 	void adjust(List<Charge> corrections, long now, Instant wallNow) {
 		this.books.adjust(scaled(corrections), now, wallNow);
-		record(corrections);
+		record(corrections, wallNow);
 	}
 
-	private void record(List<Charge> charges) {
+	private void record(List<Charge> charges, Instant wallNow) {
 		for (Charge charge : charges) {
-			this.charged.computeIfAbsent(charge.bucket().key(), (key) -> new Charged(charge.bucket(), new LongAdder()))
+			BucketSpec bucket = charge.bucket();
+			LocalDate period = bucket.daily() ? period(bucket, wallNow) : null;
+			this.charged
+				.computeIfAbsent((period != null) ? bucket.key() + "@" + period : bucket.key(),
+						(key) -> new Charged(bucket, period, new LongAdder()))
 				.units()
 				.add(charge.units());
 		}
 	}
 
+	private static LocalDate period(BucketSpec bucket, Instant wallNow) {
+		return bucket.dimension().periodStart(LocalDate.ofInstant(wallNow, bucket.zone()));
+	}
+
 	/**
 	 * What Redis is to be charged as it answers again, and forgets it here: each daily
-	 * counter what these books counted; each rate bucket what they charged, at most this
+	 * counter what these books counted in the period now counting (a period that ended is
+	 * no longer Redis's to count); each rate bucket what they charged, at most this
 	 * replica's share of its capacity (what was charged longer ago than a window has
 	 * refilled since). Calls still in flight are handed over with what they reserved;
 	 * their later refunds stay here, with the books that booked them.
+	 * @param wallNow the wall time, whose period daily counters count
+	 * @return the charges for Redis
 	 */
-	List<Charge> handOver() {
+	List<Charge> handOver(Instant wallNow) {
 		List<Charge> handed = new ArrayList<>();
 		for (Iterator<Charged> it = this.charged.values().iterator(); it.hasNext();) {
 			Charged charged = it.next();
 			it.remove();
 			long units = charged.units().sum();
 			BucketSpec bucket = charged.bucket();
+			if (charged.period() != null && !charged.period().equals(period(bucket, wallNow))) {
+				continue;
+			}
 			long owed = bucket.daily() ? units : Math.min(units, shareOf(bucket, bucket.capacity()));
 			if (owed > 0) {
 				handed.add(new Charge(bucket, owed));

@@ -402,10 +402,10 @@ public final class RedisQuotaStore implements QuotaStore {
 					this.redis.send(QuotaScript.release(lease, this.redis.time()));
 				}
 				// what the fallback admitted meanwhile, which Redis never saw
-				List<Charge> handed = this.fallback.handOver();
+				Instant wall = this.memory.latestWall();
+				List<Charge> handed = this.fallback.handOver(wall);
 				if (!handed.isEmpty()) {
-					this.redis.send(QuotaScript.adjust(handed, this.redis.time(), this.memory.latestWall(),
-							this.memory.firstUse()));
+					this.redis.send(QuotaScript.adjust(handed, this.redis.time(), wall, this.memory.firstUse()));
 				}
 				// what calls booked in Redis used while it was down lands now
 				this.pending.drainTo((corrections, wallNow) -> this.redis

@@ -160,6 +160,31 @@ class LateOrDownRedisTests {
 			.isInstanceOf(Booking.Refused.class);
 	}
 
+	/**
+	 * Calls counted in the local books on both sides of midnight while Redis is down:
+	 * once it answers, the new day's count takes the new day's calls only, not the ended
+	 * day's too (over-counted, the day would refuse calls it has room for).
+	 */
+	@Test
+	void theLocalBooksHandOverOnlyTheDayNowCounting() {
+		BucketSpec day = new BucketSpec("llmq:{late}:requests-per-day", BucketSpec.Scope.ACCOUNT,
+				Dimension.REQUESTS_PER_DAY, 10, 10, java.time.ZoneOffset.UTC);
+		RedisQuotaStore store = store(Duration.ofMillis(200), 1.0);
+		Instant lateOnDay = Instant.parse("2026-12-01T23:59:50Z");
+		Instant nextDay = lateOnDay.plusSeconds(20);
+		BookingRequest one = new BookingRequest(List.of(new Charge(day, 1)), List.of(), List.of(), null);
+		pause(Duration.ofMillis(1_500));
+		assertThat(store.book(one, NOW, lateOnDay, NOW)).isInstanceOfSatisfying(Booking.Booked.class,
+				(booked) -> assertThat(booked.fallback()).isTrue());
+		assertThat(store.book(one, NOW, nextDay, NOW)).isInstanceOfSatisfying(Booking.Booked.class,
+				(booked) -> assertThat(booked.fallback()).isTrue());
+		await().atMost(PATIENCE).until(() -> store.status().reachable());
+		RedisQuotaStore other = store(Duration.ofSeconds(2));
+		await().atMost(PATIENCE)
+			.untilAsserted(() -> assertThat(other.state(day, NOW, nextDay).remaining()).as("the new day's one call")
+				.isEqualTo(9));
+	}
+
 	@Test
 	void inFallbackAReplicaTakesOneOverTheLiveReplicasAtMostItsLocalShare() {
 		RedisQuotaStore one = store(Duration.ofMillis(200), 1.0);

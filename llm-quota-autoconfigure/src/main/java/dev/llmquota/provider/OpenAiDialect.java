@@ -19,7 +19,8 @@ class OpenAiDialect implements Dialect {
 	/** What {@link #readBody} reads of an answer: its usage. */
 	private static final Set<String> BODY_FIELDS = Set.of("usage");
 
-	private static final Set<String> NO_QUOTA = Set.of("files", "uploads", "batches", "fine_tuning", "vector_stores");
+	private static final Set<String> NO_QUOTA = Set.of("files", "uploads", "batches", "fine_tuning", "vector_stores",
+			"conversations", "realtime");
 
 	static final OpenAiDialect INSTANCE = new OpenAiDialect();
 
@@ -58,7 +59,8 @@ class OpenAiDialect implements Dialect {
 	}
 
 	/**
-	 * Files, uploads, batch jobs, fine-tuning jobs, vector stores and the count of a
+	 * Files, uploads, batch jobs, fine-tuning jobs, vector stores, conversations' items,
+	 * realtime sessions (their model runs over a WebSocket, not here) and the count of a
 	 * Responses call's input tokens spend no model's quota; audio to transcribe and
 	 * images to edit are uploads whose model and input llm-quota cannot read (Azure's
 	 * paths too).

@@ -306,20 +306,21 @@ class WebClientEdgeTests {
 				"{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"tokens\",\"code\":\"rate_limit_exceeded\"}}");
 				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
 						"llm.quota.providers.p.dialect=openai", "llm.quota.retry.exhausted-probe-interval=300ms")) {
-			assertThatException().isThrownBy(() -> call(app, server))
+			assertThatException().isThrownBy(() -> call(app, server.baseUrl() + "/v1/chat/completions"))
 				.isInstanceOfSatisfying(QuotaExhaustedException.class,
 						(spent) -> assertThat(spent.getReset()).as("no reset believed").isNull());
 			await().atMost(PATIENCE).pollInterval(Duration.ofMillis(100)).until(() -> {
-				assertThatException().isThrownBy(() -> call(app, server));
+				assertThatException().isThrownBy(() -> call(app, server.baseUrl() + "/v1/chat/completions"));
 				return server.requests().size() >= 2;
 			});
 		}
 	}
 
-	private static String call(GovernedApp app, LoopbackServer server) {
+	/** A chat call to the URL, its body and answer as strings. */
+	private static String call(GovernedApp app, String url) {
 		return app.webClient()
 			.post()
-			.uri(server.baseUrl() + "/v1/chat/completions")
+			.uri(url)
 			.contentType(MediaType.APPLICATION_JSON)
 			.bodyValue(Map.of("model", "m", "max_tokens", 10))
 			.retrieve()
@@ -487,14 +488,7 @@ class WebClientEdgeTests {
 						"llm.quota.providers.p.base-url=" + server.baseUrl() + "/batches/api",
 						"llm.quota.providers.p.dialect=openai",
 						"llm.quota.providers.p.models.m.tokens-per-minute=100000")) {
-			app.webClient()
-				.post()
-				.uri(server.baseUrl() + "/batches/api/v1/chat/completions")
-				.contentType(MediaType.APPLICATION_JSON)
-				.bodyValue(Map.of("model", "m", "max_tokens", 10))
-				.retrieve()
-				.bodyToMono(String.class)
-				.block(PATIENCE);
+			call(app, server.baseUrl() + "/batches/api/v1/chat/completions");
 			assertThat(app.engine().pool("p", "m").stats().outputSamples()).as("governed: its usage was read").isOne();
 		}
 	}

@@ -28,9 +28,10 @@ public final class Pool {
 	private volatile List<BucketSpec> slots;
 
 	/**
-	 * The limits learned from the provider's headers, not configured; guarded by this.
+	 * The limits learned from the provider's headers, not configured: replaced whole,
+	 * under this, so every answer's headers read it without a lock.
 	 */
-	private final Set<Dimension> learned = EnumSet.noneOf(Dimension.class);
+	private volatile Set<Dimension> learned = Set.of();
 
 	private final String sanctionsKey;
 
@@ -130,7 +131,7 @@ public final class Pool {
 	 * @param dimension the dimension
 	 * @return whether learned, rather than configured or set by an operator
 	 */
-	public synchronized boolean learned(Dimension dimension) {
+	public boolean learned(Dimension dimension) {
 		return this.learned.contains(dimension);
 	}
 
@@ -218,20 +219,36 @@ public final class Pool {
 	 * @return whether the pool's limits changed
 	 */
 	boolean learn(Dimension dimension, long limit) {
-		Long current = this.limits.asMap().get(dimension);
-		if (limit < 1 || (current != null && current == limit)) {
-			// unchanged, as nearly every answer says: no lock
+		if (!learns(dimension, limit)) {
+			// unchanged, or not the provider's to set, as nearly every answer says: no
+			// lock
 			return false;
 		}
 		synchronized (this) {
-			current = this.limits.asMap().get(dimension);
-			if (current != null && (!this.learned.contains(dimension) || current == limit)) {
+			if (!learns(dimension, limit)) {
 				return false;
 			}
 			set(dimension, limit);
-			this.learned.add(dimension);
+			this.learned = with(this.learned, dimension, true);
 			return true;
 		}
+	}
+
+	private boolean learns(Dimension dimension, long limit) {
+		Long current = this.limits.asMap().get(dimension);
+		return limit >= 1 && (current == null || (current != limit && this.learned.contains(dimension)));
+	}
+
+	private static Set<Dimension> with(Set<Dimension> dimensions, Dimension dimension, boolean in) {
+		EnumSet<Dimension> copy = EnumSet.noneOf(Dimension.class);
+		copy.addAll(dimensions);
+		if (in) {
+			copy.add(dimension);
+		}
+		else {
+			copy.remove(dimension);
+		}
+		return Collections.unmodifiableSet(copy);
 	}
 
 	/**
@@ -240,7 +257,7 @@ public final class Pool {
 	 */
 	synchronized void change(Dimension dimension, long limit) {
 		set(dimension, limit);
-		this.learned.remove(dimension);
+		this.learned = with(this.learned, dimension, false);
 	}
 
 	private void set(Dimension dimension, long limit) {

@@ -262,6 +262,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		// daily counters are corrected on the day that charged them: the script refunds
 		// no other day (a booking given back when its late answer lands, maybe on the
 		// next day, would take that day's calls off)
+		this.memory.wall(wallNow);
 		Instant wall = booking.bookedAt();
 		if (this.availability.up()) {
 			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wall, this.memory.firstUse()));

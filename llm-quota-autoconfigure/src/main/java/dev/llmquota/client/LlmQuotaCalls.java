@@ -273,21 +273,17 @@ public final class LlmQuotaCalls {
 	}
 
 	/**
-	 * The call's path below its entry's base-url: what names its endpoint, whatever a
+	 * The call's raw path below its entry's base-url: what names its endpoint, whatever a
 	 * gateway's path before it says.
 	 */
-	private static URI below(ProviderEntry entry, URI uri) {
-		String path = uri.getRawPath();
+	private static String below(ProviderEntry entry, URI uri) {
+		String path = (uri.getRawPath() != null) ? uri.getRawPath() : "";
 		String base = entry.provider().baseUrl().getRawPath();
-		if (path == null || base == null) {
-			return uri;
+		int length = (base == null) ? 0 : base.endsWith("/") ? base.length() - 1 : base.length();
+		if (length == 0 || !path.regionMatches(0, base, 0, length)) {
+			return path;
 		}
-		base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
-		if (base.isEmpty() || !path.startsWith(base)) {
-			return uri;
-		}
-		String rest = path.substring(base.length());
-		return URI.create(rest.startsWith("/") ? rest : "/" + rest);
+		return path.substring(length);
 	}
 
 	/**

@@ -19,7 +19,7 @@ final class AnthropicDialect implements Dialect {
 	/** What {@link #readBody} reads of an answer: its usage. */
 	private static final Set<String> BODY_FIELDS = Set.of("usage");
 
-	private static final Set<String> NO_QUOTA = Set.of("batches", "files");
+	private static final String[] NO_QUOTA = { "batches", "files" };
 
 	static final AnthropicDialect INSTANCE = new AnthropicDialect();
 
@@ -53,8 +53,8 @@ final class AnthropicDialect implements Dialect {
 	 * no model's quota.
 	 */
 	@Override
-	public boolean spendsQuota(URI uri) {
-		return !PathSegments.endsWith(uri, "/count_tokens") && !PathSegments.anyOf(uri, NO_QUOTA);
+	public boolean spendsQuota(String path) {
+		return !PathSegments.endsWith(path, "/count_tokens") && !PathSegments.anyOf(path, NO_QUOTA);
 	}
 
 	@Override

@@ -69,8 +69,8 @@ final class BedrockDialect implements Dialect {
 
 	/** CountTokens spends no model's quota. */
 	@Override
-	public boolean spendsQuota(URI uri) {
-		return !PathSegments.endsWith(uri, "/count-tokens");
+	public boolean spendsQuota(String path) {
+		return !PathSegments.endsWith(path, "/count-tokens");
 	}
 
 	@Override

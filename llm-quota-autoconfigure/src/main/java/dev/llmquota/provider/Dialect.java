@@ -92,10 +92,10 @@ public interface Dialect {
 	 * provider's URL that do not (file uploads, batch jobs, token counting, model
 	 * management) pass through untouched: governed, they held a reservation no usage ever
 	 * corrected, and an upload was estimated by its length.
-	 * @param uri the call's URL
+	 * @param path the call's raw path below its entry's base-url
 	 * @return whether the call spends a model's quota
 	 */
-	default boolean spendsQuota(URI uri) {
+	default boolean spendsQuota(String path) {
 		return true;
 	}
 

@@ -4,7 +4,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Set;
 
 import dev.llmquota.core.Dimension;
 import tools.jackson.databind.JsonNode;
@@ -15,7 +14,7 @@ import tools.jackson.databind.JsonNode;
  */
 final class GeminiDialect implements Dialect {
 
-	private static final Set<String> NO_QUOTA = Set.of("files", "cachedContents", "batches");
+	private static final String[] NO_QUOTA = { "files", "cachedContents", "batches" };
 
 	static final GeminiDialect INSTANCE = new GeminiDialect();
 
@@ -62,9 +61,9 @@ final class GeminiDialect implements Dialect {
 	 * contents spend no model's quota.
 	 */
 	@Override
-	public boolean spendsQuota(URI uri) {
-		return !PathSegments.endsWith(uri, ":countTokens", ":computeTokens", ":batchGenerateContent",
-				":asyncBatchEmbedContent") && !PathSegments.anyOf(uri, NO_QUOTA);
+	public boolean spendsQuota(String path) {
+		return !PathSegments.endsWith(path, ":countTokens", ":computeTokens", ":batchGenerateContent",
+				":asyncBatchEmbedContent") && !PathSegments.anyOf(path, NO_QUOTA);
 	}
 
 	/** A call on a cached content. */

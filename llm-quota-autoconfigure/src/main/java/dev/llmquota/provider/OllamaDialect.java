@@ -41,10 +41,9 @@ final class OllamaDialect implements Dialect {
 	 * blobs run no model.
 	 */
 	@Override
-	public boolean spendsQuota(URI uri) {
-		String path = uri.getRawPath();
-		return !PathSegments.endsWith(uri, "/api/show", "/api/pull", "/api/push", "/api/create", "/api/copy",
-				"/api/delete") && (path == null || !path.contains("/api/blobs/"));
+	public boolean spendsQuota(String path) {
+		return !PathSegments.endsWith(path, "/api/show", "/api/pull", "/api/push", "/api/create", "/api/copy",
+				"/api/delete") && !path.contains("/api/blobs/");
 	}
 
 	@Override

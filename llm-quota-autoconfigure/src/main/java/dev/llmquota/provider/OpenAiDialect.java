@@ -19,8 +19,8 @@ class OpenAiDialect implements Dialect {
 	/** What {@link #readBody} reads of an answer: its usage. */
 	private static final Set<String> BODY_FIELDS = Set.of("usage");
 
-	private static final Set<String> NO_QUOTA = Set.of("files", "uploads", "batches", "fine_tuning", "vector_stores",
-			"conversations", "realtime");
+	private static final String[] NO_QUOTA = { "files", "uploads", "batches", "fine_tuning", "vector_stores",
+			"conversations", "realtime" };
 
 	static final OpenAiDialect INSTANCE = new OpenAiDialect();
 
@@ -66,8 +66,8 @@ class OpenAiDialect implements Dialect {
 	 * paths too).
 	 */
 	@Override
-	public boolean spendsQuota(URI uri) {
-		return !PathSegments.anyOf(uri, NO_QUOTA) && !PathSegments.endsWith(uri, "/responses/input_tokens",
+	public boolean spendsQuota(String path) {
+		return !PathSegments.anyOf(path, NO_QUOTA) && !PathSegments.endsWith(path, "/responses/input_tokens",
 				"/audio/transcriptions", "/audio/translations", "/images/edits", "/images/variations");
 	}
 

@@ -5,7 +5,6 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 
 /**
  * The decoded segments of a URL's path, each decoded once (model ids such as Bedrock ARNs
@@ -17,30 +16,53 @@ final class PathSegments {
 	}
 
 	/** Segments followed by a name of the caller's choosing, not an endpoint. */
-	private static final Set<String> NAMING = Set.of("deployments", "models", "projects", "locations", "publishers",
-			"endpoints", "tunedModels");
+	private static final String[] NAMING = { "deployments", "models", "projects", "locations", "publishers",
+			"endpoints", "tunedModels" };
 
 	/**
-	 * Returns whether a segment of the path is one of the names; a deployment's, model's,
-	 * project's or location's own name never counts.
+	 * Returns whether a segment of a raw path is one of the names; a deployment's,
+	 * model's, project's or location's own name never counts. Read in place: this runs on
+	 * every call.
+	 * @param path the raw path
+	 * @param names the names
+	 * @return whether a segment is one of them
 	 */
-	static boolean anyOf(URI uri, Set<String> names) {
-		List<String> segments = of(uri);
-		for (int i = 0; i < segments.size(); i++) {
-			boolean named = i > 0 && NAMING.contains(segments.get(i - 1));
-			if (!named && names.contains(segments.get(i))) {
+	static boolean anyOf(String path, String... names) {
+		int previous = -1;
+		int previousEnd = -1;
+		int start = 0;
+		while (start <= path.length()) {
+			int end = path.indexOf('/', start);
+			end = (end < 0) ? path.length() : end;
+			if (end > start) {
+				boolean named = previous >= 0 && matches(path, previous, previousEnd, NAMING);
+				if (!named && matches(path, start, end, names)) {
+					return true;
+				}
+				previous = start;
+				previousEnd = end;
+			}
+			start = end + 1;
+		}
+		return false;
+	}
+
+	private static boolean matches(String path, int from, int to, String[] names) {
+		for (String name : names) {
+			if (name.length() == to - from && path.regionMatches(from, name, 0, name.length())) {
 				return true;
 			}
 		}
 		return false;
 	}
 
-	/** Returns whether the path ends with one of the suffixes. */
-	static boolean endsWith(URI uri, String... suffixes) {
-		String path = uri.getRawPath();
-		if (path == null) {
-			return false;
-		}
+	/**
+	 * Returns whether a raw path ends with one of the suffixes.
+	 * @param path the raw path
+	 * @param suffixes the suffixes
+	 * @return whether it ends with one
+	 */
+	static boolean endsWith(String path, String... suffixes) {
 		for (String suffix : suffixes) {
 			if (path.endsWith(suffix)) {
 				return true;

@@ -59,18 +59,20 @@ class DialectRequestTests {
 
 	@Test
 	void aDeploymentOrModelNamedLikeAnEndpointStillSpendsQuota() {
-		assertThat(Dialect.of(DialectId.AZURE_OPENAI)
-			.spendsQuota(URI.create("https://x.openai.azure.com/openai/deployments/files/chat/completions"))).isTrue();
+		assertThat(Dialect.of(DialectId.AZURE_OPENAI).spendsQuota("/openai/deployments/files/chat/completions"))
+			.isTrue();
 		assertThat(Dialect.of(DialectId.GEMINI)
-			.spendsQuota(URI.create("https://us-central1-aiplatform.googleapis.com/v1/projects/batches/locations/"
-					+ "us-central1/publishers/google/models/gemini-2.5-pro:generateContent")))
+			.spendsQuota("/v1/projects/batches/locations/us-central1/publishers/google/models/gemini-2.5-pro"
+					+ ":generateContent"))
 			.as("a Vertex project named batches")
 			.isTrue();
-		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota(URI.create("http://webui/api/chat/completions"))).isTrue();
-		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota(URI.create("http://localhost:11434/v1/chat/completions")))
-			.isTrue();
-		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota(URI.create("http://localhost:11434/api/chat"))).isTrue();
-		assertThat(Dialect.of(DialectId.ANTHROPIC).spendsQuota(URI.create("https://a.test/v1/messages"))).isTrue();
+		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota("/api/chat/completions")).isTrue();
+		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota("/v1/chat/completions")).isTrue();
+		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota("/api/chat")).isTrue();
+		assertThat(Dialect.of(DialectId.ANTHROPIC).spendsQuota("/v1/messages")).isTrue();
+		assertThat(Dialect.of(DialectId.OPENAI).spendsQuota("/v1/files")).isFalse();
+		assertThat(Dialect.of(DialectId.OPENAI).spendsQuota("/v1/files/")).as("a trailing slash").isFalse();
+		assertThat(Dialect.of(DialectId.OPENAI).spendsQuota("files")).isFalse();
 	}
 
 	/**

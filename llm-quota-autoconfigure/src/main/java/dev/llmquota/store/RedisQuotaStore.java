@@ -325,8 +325,13 @@ public final class RedisQuotaStore implements QuotaStore {
 		}
 		else {
 			// not renewed, it would hold its slots until it expires: released once Redis
-			// answers again, as the local books free them at once
+			// answers again, as the local books free them at once (or now, if it came
+			// back
+			// as this looked)
 			this.releasedWhileDown.add(lease);
+			if (this.availability.up() && this.releasedWhileDown.remove(lease)) {
+				this.redis.send(QuotaScript.release(lease, this.redis.time()));
+			}
 		}
 	}
 

@@ -269,21 +269,22 @@ public final class LlmQuotaCalls {
 	}
 
 	private static ProviderEntry spending(ProviderEntry entry, URI uri) {
-		return (entry != null && entry.dialect().spendsQuota(below(entry, uri))) ? entry : null;
+		if (entry == null) {
+			return null;
+		}
+		String path = (uri.getRawPath() != null) ? uri.getRawPath() : "";
+		return entry.dialect().spendsQuota(path, below(entry, path)) ? entry : null;
 	}
 
 	/**
-	 * The call's raw path below its entry's base-url: what names its endpoint, whatever a
+	 * Where the part of a call's raw path below its entry's base-url starts (matched as
+	 * the entry lookup matches, ignoring case): what names its endpoint, whatever a
 	 * gateway's path before it says.
 	 */
-	private static String below(ProviderEntry entry, URI uri) {
-		String path = (uri.getRawPath() != null) ? uri.getRawPath() : "";
+	private static int below(ProviderEntry entry, String path) {
 		String base = entry.provider().baseUrl().getRawPath();
 		int length = (base == null) ? 0 : base.endsWith("/") ? base.length() - 1 : base.length();
-		if (length == 0 || !path.regionMatches(0, base, 0, length)) {
-			return path;
-		}
-		return path.substring(length);
+		return (length > 0 && path.regionMatches(true, 0, base, 0, length)) ? length : 0;
 	}
 
 	/**

@@ -53,8 +53,8 @@ final class AnthropicDialect implements Dialect {
 	 * no model's quota.
 	 */
 	@Override
-	public boolean spendsQuota(String path) {
-		return !PathSegments.endsWith(path, "/count_tokens") && !PathSegments.anyOf(path, NO_QUOTA);
+	public boolean spendsQuota(String path, int below) {
+		return !PathSegments.endsWith(path, "/count_tokens") && !PathSegments.anyOf(path, below, NO_QUOTA);
 	}
 
 	@Override

@@ -92,10 +92,12 @@ public interface Dialect {
 	 * provider's URL that do not (file uploads, batch jobs, token counting, model
 	 * management) pass through untouched: governed, they held a reservation no usage ever
 	 * corrected, and an upload was estimated by its length.
-	 * @param path the call's raw path below its entry's base-url
+	 * @param path the call's raw path
+	 * @param below where the part below its entry's base-url starts: a gateway's path
+	 * before it names no endpoint
 	 * @return whether the call spends a model's quota
 	 */
-	default boolean spendsQuota(String path) {
+	default boolean spendsQuota(String path, int below) {
 		return true;
 	}
 

@@ -61,9 +61,9 @@ final class GeminiDialect implements Dialect {
 	 * contents spend no model's quota.
 	 */
 	@Override
-	public boolean spendsQuota(String path) {
+	public boolean spendsQuota(String path, int below) {
 		return !PathSegments.endsWith(path, ":countTokens", ":computeTokens", ":batchGenerateContent",
-				":asyncBatchEmbedContent") && !PathSegments.anyOf(path, NO_QUOTA);
+				":asyncBatchEmbedContent") && !PathSegments.anyOf(path, below, NO_QUOTA);
 	}
 
 	/** A call on a cached content. */

@@ -41,7 +41,7 @@ final class OllamaDialect implements Dialect {
 	 * blobs run no model.
 	 */
 	@Override
-	public boolean spendsQuota(String path) {
+	public boolean spendsQuota(String path, int below) {
 		return !PathSegments.endsWith(path, "/api/show", "/api/pull", "/api/push", "/api/create", "/api/copy",
 				"/api/delete") && !path.contains("/api/blobs/");
 	}

@@ -66,8 +66,8 @@ class OpenAiDialect implements Dialect {
 	 * paths too).
 	 */
 	@Override
-	public boolean spendsQuota(String path) {
-		return !PathSegments.anyOf(path, NO_QUOTA) && !PathSegments.endsWith(path, "/responses/input_tokens",
+	public boolean spendsQuota(String path, int below) {
+		return !PathSegments.anyOf(path, below, NO_QUOTA) && !PathSegments.endsWith(path, "/responses/input_tokens",
 				"/audio/transcriptions", "/audio/translations", "/images/edits", "/images/variations");
 	}
 

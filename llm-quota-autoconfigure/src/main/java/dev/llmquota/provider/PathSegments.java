@@ -20,14 +20,15 @@ final class PathSegments {
 			"endpoints", "tunedModels" };
 
 	/**
-	 * Returns whether a segment of a raw path is one of the names; a deployment's,
-	 * model's, project's or location's own name never counts. Read in place: this runs on
-	 * every call.
+	 * Returns whether a segment of a raw path, from an index on, is one of the names; a
+	 * deployment's, model's, project's or location's own name never counts, the segment
+	 * naming it maybe before that index. Read in place: this runs on every call.
 	 * @param path the raw path
+	 * @param from where the segments to look at start (below a base-url's path)
 	 * @param names the names
 	 * @return whether a segment is one of them
 	 */
-	static boolean anyOf(String path, String... names) {
+	static boolean anyOf(String path, int from, String... names) {
 		int previous = -1;
 		int previousEnd = -1;
 		int start = 0;
@@ -36,7 +37,7 @@ final class PathSegments {
 			end = (end < 0) ? path.length() : end;
 			if (end > start) {
 				boolean named = previous >= 0 && matches(path, previous, previousEnd, NAMING);
-				if (!named && matches(path, start, end, names)) {
+				if (start >= from && !named && matches(path, start, end, names)) {
 					return true;
 				}
 				previous = start;

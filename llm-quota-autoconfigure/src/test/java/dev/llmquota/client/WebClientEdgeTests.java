@@ -451,6 +451,8 @@ class WebClientEdgeTests {
 				List.of("gemini", "/v1beta/cachedContents", json, "{\"model\":\"models/m\"}"),
 				List.of("ollama", "/api/show", json, "{\"model\":\"m\"}"),
 				List.of("ollama", "/api/pull", json, "{\"model\":\"m\"}"),
+				// an Ollama entry whose base-url is its API's root, as Spring AI's is
+				List.of("local", "/api/show", json, "{\"model\":\"m\"}"),
 				List.of("bedrock", "/model/m/count-tokens", json, "{\"input\":{}}"));
 		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
 				"{\"id\":\"x\"}"); GovernedApp app = GovernedApp.start(entries(server))) {
@@ -477,19 +479,25 @@ class WebClientEdgeTests {
 	}
 
 	/**
-	 * A gateway whose own path is named like an endpoint that spends no quota (here
-	 * {@code /batches/api}): the calls below its base-url are still governed.
+	 * A base-url whose own path is named like an endpoint that spends no quota (a gateway
+	 * at {@code /batches/api}, spelled {@code /Batches/api} in the configuration), or
+	 * ends where a name follows ({@code .../openai/deployments}, a deployment named
+	 * {@code files}): the calls below it are still governed.
 	 */
 	@Test
-	void aGatewayPathNamedLikeAnEndpointStillGovernsTheCallsBelowIt() {
+	void aBaseUrlNamedLikeAnEndpointStillGovernsTheCallsBelowIt() {
 		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),
 				"{\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}");
 				GovernedApp app = GovernedApp.start(
-						"llm.quota.providers.p.base-url=" + server.baseUrl() + "/batches/api",
+						"llm.quota.providers.p.base-url=" + server.baseUrl() + "/Batches/api",
 						"llm.quota.providers.p.dialect=openai",
-						"llm.quota.providers.p.models.m.tokens-per-minute=100000")) {
+						"llm.quota.providers.a.base-url=" + server.baseUrl() + "/azure/openai/deployments",
+						"llm.quota.providers.a.dialect=azure-openai")) {
 			call(app, server.baseUrl() + "/batches/api/v1/chat/completions");
+			call(app, server.baseUrl() + "/azure/openai/deployments/files/chat/completions?api-version=2024-10-21");
 			assertThat(app.engine().pool("p", "m").stats().outputSamples()).as("governed: its usage was read").isOne();
+			assertThat(app.engine().pool("a", "files").stats().outputSamples()).as("governed: its usage was read")
+				.isOne();
 		}
 	}
 
@@ -502,6 +510,9 @@ class WebClientEdgeTests {
 				.addAll(List.of(entry + "base-url=" + server.baseUrl() + "/" + dialect, entry + "dialect=" + dialect,
 						entry + "account.tokens-per-minute=100000", entry + "models.m.tokens-per-minute=100000"));
 		}
+		properties.addAll(List.of("llm.quota.providers.local.base-url=" + server.baseUrl() + "/local/api",
+				"llm.quota.providers.local.dialect=ollama",
+				"llm.quota.providers.local.models.m.tokens-per-minute=100000"));
 		return properties.toArray(String[]::new);
 	}
 

@@ -59,20 +59,20 @@ class DialectRequestTests {
 
 	@Test
 	void aDeploymentOrModelNamedLikeAnEndpointStillSpendsQuota() {
-		assertThat(Dialect.of(DialectId.AZURE_OPENAI).spendsQuota("/openai/deployments/files/chat/completions"))
+		assertThat(Dialect.of(DialectId.AZURE_OPENAI).spendsQuota("/openai/deployments/files/chat/completions", 0))
 			.isTrue();
 		assertThat(Dialect.of(DialectId.GEMINI)
 			.spendsQuota("/v1/projects/batches/locations/us-central1/publishers/google/models/gemini-2.5-pro"
-					+ ":generateContent"))
+					+ ":generateContent", 0))
 			.as("a Vertex project named batches")
 			.isTrue();
-		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota("/api/chat/completions")).isTrue();
-		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota("/v1/chat/completions")).isTrue();
-		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota("/api/chat")).isTrue();
-		assertThat(Dialect.of(DialectId.ANTHROPIC).spendsQuota("/v1/messages")).isTrue();
-		assertThat(Dialect.of(DialectId.OPENAI).spendsQuota("/v1/files")).isFalse();
-		assertThat(Dialect.of(DialectId.OPENAI).spendsQuota("/v1/files/")).as("a trailing slash").isFalse();
-		assertThat(Dialect.of(DialectId.OPENAI).spendsQuota("files")).isFalse();
+		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota("/api/chat/completions", 0)).isTrue();
+		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota("/v1/chat/completions", 0)).isTrue();
+		assertThat(Dialect.of(DialectId.OLLAMA).spendsQuota("/api/chat", 0)).isTrue();
+		assertThat(Dialect.of(DialectId.ANTHROPIC).spendsQuota("/v1/messages", 0)).isTrue();
+		assertThat(Dialect.of(DialectId.OPENAI).spendsQuota("/v1/files", 0)).isFalse();
+		assertThat(Dialect.of(DialectId.OPENAI).spendsQuota("/v1/files/", 0)).as("a trailing slash").isFalse();
+		assertThat(Dialect.of(DialectId.OPENAI).spendsQuota("files", 0)).isFalse();
 	}
 
 	/**

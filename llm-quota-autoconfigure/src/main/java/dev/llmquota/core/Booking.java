@@ -75,7 +75,7 @@ public sealed interface Booking
 		public List<Charge> refunds(Instant wallNow) {
 			return this.charges.stream()
 				.filter((charge) -> refundable(charge.bucket(), wallNow))
-				.map((charge) -> new Charge(charge.bucket(), -charge.units()))
+				.map(Charge::refund)
 				.toList();
 		}
 

@@ -5,7 +5,30 @@ package dev.llmquota.core;
  *
  * @param bucket the bucket
  * @param units the units; negative only in a correction, which refunds
+ * @param takenAt when a booking took the units from a rate bucket ahead of the time it
+ * was booked at, in the store's own clock, so that giving them back can tell whether the
+ * bucket took anything after them; {@link #UNKNOWN} otherwise
  */
-public record Charge(BucketSpec bucket, long units) {
+public record Charge(BucketSpec bucket, long units, long takenAt) {
+
+	/** No time of taking is known, or the units were taken when booked. */
+	public static final long UNKNOWN = Long.MIN_VALUE;
+
+	/**
+	 * Units taken, or corrected, with no time of taking known.
+	 * @param bucket the bucket
+	 * @param units the units
+	 */
+	public Charge(BucketSpec bucket, long units) {
+		this(bucket, units, UNKNOWN);
+	}
+
+	/**
+	 * Returns the charge that gives these units back, taken when they were.
+	 * @return the refund
+	 */
+	public Charge refund() {
+		return new Charge(this.bucket, -this.units, this.takenAt);
+	}
 
 }

@@ -78,9 +78,14 @@ final class LocalFallback {
 		record(request.charges(), wallNow);
 		Booking.Lease lease = request.slots().isEmpty() ? null
 				: new Booking.Lease(LEASE_PREFIX + this.leaseIds.incrementAndGet(), List.copyOf(request.slots()));
-		// the caller keeps the real buckets: corrections after Redis is back come here
-		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(request.charges()), lease, false,
-				true);
+		// the caller keeps the real buckets, each taken when the local books took it:
+		// corrections after Redis is back come here
+		List<Charge> charges = new ArrayList<>(request.charges().size());
+		for (int i = 0; i < request.charges().size(); i++) {
+			Charge charge = request.charges().get(i);
+			charges.add(new Charge(charge.bucket(), charge.units(), booked.charges().get(i).takenAt()));
+		}
+		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(charges), lease, false, true);
 	}
 
 	long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
@@ -188,7 +193,7 @@ final class LocalFallback {
 	private List<Charge> scaled(List<Charge> charges) {
 		List<Charge> scaled = new ArrayList<>(charges.size());
 		for (Charge charge : charges) {
-			scaled.add(new Charge(scaled(charge.bucket()), charge.units()));
+			scaled.add(new Charge(scaled(charge.bucket()), charge.units(), charge.takenAt()));
 		}
 		return scaled;
 	}

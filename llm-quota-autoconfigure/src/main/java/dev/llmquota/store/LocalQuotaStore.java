@@ -2,6 +2,7 @@ package dev.llmquota.store;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -87,6 +88,7 @@ public final class LocalQuotaStore implements QuotaStore {
 				return new Booking.Refused(binding, wait);
 			}
 			long start = now + wait;
+			List<Charge> taken = null;
 			for (int i = 0; i < charges.size(); i++) {
 				Charge charge = charges.get(i);
 				if (buckets[i] instanceof DayCounter counter) {
@@ -97,10 +99,15 @@ public final class LocalQuotaStore implements QuotaStore {
 					// start: a bucket with room now is not held until a slower bucket
 					// allows the call.
 					RateBucket bucket = (RateBucket) buckets[i];
-					bucket.take(charge.units(), now + rateWait(bucket, charge, keep, now));
+					long at = now + rateWait(bucket, charge, keep, now);
+					bucket.take(charge.units(), at);
+					if (at > now) {
+						taken = (taken != null) ? taken : new ArrayList<>(charges);
+						taken.set(i, new Charge(charge.bucket(), charge.units(), at));
+					}
 				}
 			}
-			return new Booking.Booked(start, wallNow, List.copyOf(charges));
+			return new Booking.Booked(start, wallNow, List.copyOf((taken != null) ? taken : charges));
 		}
 		finally {
 			this.lock.unlock();
@@ -133,7 +140,7 @@ public final class LocalQuotaStore implements QuotaStore {
 		this.lock.lock();
 		try {
 			for (Charge refund : booking.refunds(wallNow)) {
-				adjustLocked(refund.bucket(), refund.units(), now, wallNow);
+				adjustLocked(refund, now, wallNow);
 			}
 		}
 		finally {
@@ -145,7 +152,21 @@ public final class LocalQuotaStore implements QuotaStore {
 	public void adjust(BucketSpec bucket, long units, long now, Instant wallNow) {
 		this.lock.lock();
 		try {
-			adjustLocked(bucket, units, now, wallNow);
+			adjustLocked(new Charge(bucket, units), now, wallNow);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** One lock for them all, and each refund knows when its units were taken. */
+	@Override
+	public void adjust(List<Charge> corrections, long now, Instant wallNow) {
+		this.lock.lock();
+		try {
+			for (Charge correction : corrections) {
+				adjustLocked(correction, now, wallNow);
+			}
 		}
 		finally {
 			this.lock.unlock();
@@ -211,7 +232,9 @@ public final class LocalQuotaStore implements QuotaStore {
 		}
 	}
 
-	private void adjustLocked(BucketSpec bucket, long units, long now, Instant wallNow) {
+	private void adjustLocked(Charge correction, long now, Instant wallNow) {
+		BucketSpec bucket = correction.bucket();
+		long units = correction.units();
 		if (bucket.daily()) {
 			day(bucket, wallNow).add(units, wallNow);
 		}
@@ -219,7 +242,7 @@ public final class LocalQuotaStore implements QuotaStore {
 			rate(bucket, now).take(units, now);
 		}
 		else {
-			rate(bucket, now).give(-units, now);
+			rate(bucket, now).give(-units, correction.takenAt(), now);
 		}
 	}
 

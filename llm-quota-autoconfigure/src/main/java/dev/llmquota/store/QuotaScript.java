@@ -100,13 +100,30 @@ final class QuotaScript {
 		return (open >= 0 && close > open) ? "llmq:" + key.substring(open, close + 1) + ":epoch" : "llmq:epoch";
 	}
 
+	/**
+	 * The charges of a booking, each rate bucket's marked with the time Redis took it at
+	 * where that lay ahead of the booking (its time after the booking, in the reply).
+	 */
+	private static List<Charge> taken(List<Object> reply, List<Charge> charges, long redisNow) {
+		List<Charge> taken = null;
+		for (int i = 0; i < charges.size() && reply.size() > 5 + 2 * i; i++) {
+			Charge charge = charges.get(i);
+			long ahead = number(reply, 5 + 2 * i);
+			if (!charge.bucket().daily() && ahead > 0) {
+				taken = (taken != null) ? taken : new ArrayList<>(charges);
+				taken.set(i, new Charge(charge.bucket(), charge.units(), redisNow + ahead));
+			}
+		}
+		return List.copyOf((taken != null) ? taken : charges);
+	}
+
 	static Booking booking(List<Object> reply, BookingRequest request, long now, Instant wallNow, String lease) {
 		int status = integer(reply, 0);
 		long redisNow = number(reply, 1);
 		if (status == 0) {
 			long start = now + Math.max(0, number(reply, 2) - redisNow) * NANOS_PER_MICRO;
 			boolean probe = reply.size() > 3 && integer(reply, 3) == 1;
-			return new Booking.Booked(start, wallNow, List.copyOf(request.charges()),
+			return new Booking.Booked(start, wallNow, taken(reply, request.charges(), redisNow),
 					request.slots().isEmpty() ? null : new Booking.Lease(lease, List.copyOf(request.slots())), probe);
 		}
 		int index = integer(reply, 2) - 1;
@@ -180,6 +197,11 @@ final class QuotaScript {
 		List<String> keys = new ArrayList<>();
 		List<String> args = new ArrayList<>(List.of("adjust", time, Integer.toString(corrections.size())));
 		buckets(corrections, keys, args, wallNow);
+		for (Charge correction : corrections) {
+			// when Redis took the units a refund gives back, if it lay ahead of the
+			// booking
+			args.add((correction.takenAt() == Charge.UNKNOWN) ? "" : Long.toString(correction.takenAt()));
+		}
 		return withEpoch(keys, args, firstUse);
 	}
 

@@ -12,7 +12,12 @@
 -- remainder carried (in units of 1 / MINUTE), so nothing is lost or invented. The level may
 -- go below zero (debt); the time may lie ahead of now when a call was booked ahead. A
 -- missing key is a full bucket: each write sets a TTL of the time until the bucket is full
--- again, so idle keys disappear. Unless the books were lost (see Lost books below).
+-- again, so idle keys disappear. Unless the books were lost (see Lost books below). While
+-- calls are booked ahead, h is the fullest level one of them waited for: units given back
+-- then raise the level at the time of the last booking by no more than the capacity
+-- above it (a booking that waited for a fuller bucket already counted them); hr is its
+-- fraction, as r is the level's. The last booking's own units, named by the time it took
+-- them, come back whole.
 --
 -- Daily counters are hashes {d = day, u = used}. The caller names today's day number in
 -- its zone (Lua has no time zones), or the number of the first day of this month for a
@@ -102,7 +107,7 @@ end
 -- Rate buckets -------------------------------------------------------------------------
 
 local function load_rate(key, rate, cap)
-  local v = redis.call('HMGET', key, 'l', 't', 'r')
+  local v = redis.call('HMGET', key, 'l', 't', 'r', 'h', 'hr')
   local b = { key = key, rate = rate, cap = cap }
   if v[1] then
     b.l = math.min(tonumber(v[1]), cap)
@@ -111,6 +116,12 @@ local function load_rate(key, rate, cap)
     if not b.r or b.r < 0 or b.r >= MINUTE then
       -- a remainder out of range (hand-edited, or rounded beyond 2^53) is dropped
       b.r = 0
+    end
+    b.stored_h = v[4]
+    if b.t > now then
+      -- calls booked ahead; the peak they waited for, or, unknown, the capacity
+      b.h = tonumber(v[4]) or cap
+      b.hr = v[4] and tonumber(v[5]) or 0
     end
   elseif lost_since and lost_since <= now then
     b.l = 0
@@ -169,11 +180,40 @@ end
 
 local function take(b, units, at)
   refill(b, at)
+  if not b.h or b.l > b.h or (b.l == b.h and b.r > b.hr) then
+    b.h = b.l
+    b.hr = b.r
+  end
   b.l = b.l - units
 end
 
-local function give(b, units)
+-- taken: when the units given back were taken, if known ('' otherwise); those of the last
+-- booking come back whole
+local function give(b, units, taken)
   refill(b, now)
+  if b.t > now and tonumber(taken) ~= b.t then
+    -- the room above the peak, whole units and a fraction
+    local room, fraction, carried = b.cap - b.h, 0, 0
+    if room > 0 and b.hr > 0 then
+      room = room - 1
+      fraction = MINUTE - b.hr
+    end
+    if units > room then
+      units = math.max(0, room)
+      carried = fraction
+    end
+    b.h = b.h + units
+    b.hr = b.hr + carried
+    if b.hr >= MINUTE then
+      b.h = b.h + 1
+      b.hr = b.hr - MINUTE
+    end
+    b.r = b.r + carried
+    if b.r >= MINUTE then
+      units = units + 1
+      b.r = b.r - MINUTE
+    end
+  end
   b.l = b.l + units
   if b.l >= b.cap then
     b.l = b.cap
@@ -182,7 +222,14 @@ local function give(b, units)
 end
 
 local function save_rate(b)
-  redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r))
+  if b.h and b.t > now then
+    redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r), 'h', fmt(b.h), 'hr', fmt(b.hr))
+  else
+    redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r))
+    if b.stored_h then
+      redis.call('HDEL', b.key, 'h', 'hr')
+    end
+  end
   redis.call('PEXPIRE', b.key, fmt(div_ceil(until_full(b), 1000) + 1000))
 end
 
@@ -239,7 +286,7 @@ local function save(kind, s)
   end
 end
 
-local function adjust(kind, s, units, day)
+local function adjust(kind, s, units, day, taken)
   if kind == 'd' then
     if units < 0 and s.d ~= day then
       -- a refund of another day than the counter's (a replica's clock behind): that
@@ -250,7 +297,7 @@ local function adjust(kind, s, units, day)
   elseif units >= 0 then
     take(s, units, now)
   else
-    give(s, -units)
+    give(s, -units, taken)
   end
 end
 
@@ -488,13 +535,15 @@ local function wait()
 end
 
 -- adjust: ARGV[3] buckets, then per bucket four values whose units are the correction:
--- positive charges (into debt if need be), negative refunds (never beyond capacity).
+-- positive charges (into debt if need be), negative refunds (never beyond capacity); then
+-- per bucket when a refund's units were taken, or ''.
 local function adjust_all()
   epoch()
-  for i = 1, tonumber(ARGV[3]) do
+  local n = tonumber(ARGV[3])
+  for i = 1, n do
     local kind, units, a, b = bucket_args(4, i)
     local s = load(KEYS[i], kind, a, b)
-    adjust(kind, s, units, b)
+    adjust(kind, s, units, b, ARGV[3 + 4 * n + i])
     save(kind, s)
   end
   return { 0, now }

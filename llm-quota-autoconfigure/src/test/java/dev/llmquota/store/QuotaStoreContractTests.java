@@ -1,9 +1,12 @@
 package dev.llmquota.store;
 
+import java.math.BigInteger;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
@@ -145,6 +148,108 @@ public abstract class QuotaStoreContractTests {
 		this.store.cancel((Booking.Booked) booking, this.now, this.wall);
 		assertThat(remaining(rate("a"))).isEqualTo(10);
 		assertThat(remaining(daily("d", 5))).isEqualTo(5);
+	}
+
+	@Test
+	void aCallBookedAheadAndCancelledLeavesItsTurnToTheNextCall() {
+		book(this.now, new Charge(rate("a"), 10));
+		Booking ahead = book(Long.MAX_VALUE, new Charge(rate("a"), 5));
+		assertThat(((Booking.Booked) ahead).start()).isEqualTo(this.now + 5 * SECOND);
+		this.store.cancel((Booking.Booked) ahead, this.now, this.wall);
+		Booking next = book(Long.MAX_VALUE, new Charge(rate("a"), 5));
+		assertThat(((Booking.Booked) next).start()).isEqualTo(this.now + 5 * SECOND);
+	}
+
+	/**
+	 * A call booked behind a cancelled one, and large enough to need the units the
+	 * cancelled call left for it to refill, already counted them: 10 units at 0 s, 5
+	 * booked for 5 s and cancelled, 10 booked for 15 s (a full bucket, from an empty one
+	 * at 5 s). Another 5 units fit by 10 s (the bucket is full again by 15 s) or from 20
+	 * s; in between, they and the 10 would take 15 units of a bucket of 10.
+	 */
+	@Test
+	void aCancelledCallBookedAheadGivesNothingALargerCallBookedBehindItCounted() {
+		book(this.now, new Charge(rate("a"), 10));
+		Booking cancelled = book(Long.MAX_VALUE, new Charge(rate("a"), 5));
+		Booking large = book(Long.MAX_VALUE, new Charge(rate("a"), 10));
+		assertThat(((Booking.Booked) large).start()).isEqualTo(this.now + 15 * SECOND);
+		this.store.cancel((Booking.Booked) cancelled, this.now, this.wall);
+		long start = ((Booking.Booked) book(Long.MAX_VALUE, new Charge(rate("a"), 5))).start() - this.now;
+		assertThat(start <= 10 * SECOND || start >= 20 * SECOND)
+			.as("5 more units start at %d ms, when the bucket cannot hold them and the 10", start / 1_000_000)
+			.isTrue();
+	}
+
+	/**
+	 * Random calls booked ahead on one bucket, some cancelled (or refunded, the time they
+	 * were taken unknown) before their start: every booking that stands found its units
+	 * in the exact timeline of the bookings that stand.
+	 */
+	@Test
+	void givingBackCallsBookedAheadNeverLetsALaterCallTakeUnitsTheTimelineLacks() {
+		for (long seed = 0; seed < 12; seed++) {
+			SplittableRandom random = new SplittableRandom(seed);
+			long rate = 1 + random.nextLong(random.nextBoolean() ? 600 : 3_000_000);
+			long capacity = 1 + random.nextLong(Math.max(1, rate / (1 + random.nextInt(60))) + 1);
+			BucketSpec bucket = new BucketSpec(this.prefix + "timeline-" + seed, BucketSpec.Scope.POOL,
+					Dimension.TOKENS_PER_MINUTE, rate, capacity, UTC);
+			long start = this.now;
+			List<Booking.Booked> standing = new ArrayList<>();
+			for (int step = 0; step < 80; step++) {
+				int op = random.nextInt(10);
+				if (op < 3) {
+					// whole microseconds, Redis's grain
+					advance(Duration.ofNanos(1_000 * random.nextLong(1 + random.nextLong(3_000_000))));
+				}
+				else if (op < 7) {
+					Booking booked = book(Long.MAX_VALUE, new Charge(bucket, 1 + random.nextLong(capacity)));
+					standing.add((Booking.Booked) booked);
+				}
+				else {
+					long instant = this.now;
+					List<Booking.Booked> unstarted = standing.stream().filter((b) -> b.start() > instant).toList();
+					if (!unstarted.isEmpty()) {
+						Booking.Booked cancelled = unstarted.get(random.nextInt(unstarted.size()));
+						if (random.nextInt(4) == 0) {
+							this.store.adjust(bucket, -cancelled.charges().get(0).units(), this.now, this.wall);
+						}
+						else {
+							this.store.cancel(cancelled, this.now, this.wall);
+						}
+						standing.remove(cancelled);
+					}
+				}
+				assertTimelineHolds(seed, step, standing, rate, capacity, start);
+			}
+		}
+	}
+
+	private static void assertTimelineHolds(long seed, int step, List<Booking.Booked> standing, long rate,
+			long capacity, long start) {
+		BigInteger perMinute = BigInteger.valueOf(60 * SECOND);
+		BigInteger cap = BigInteger.valueOf(capacity).multiply(perMinute);
+		BigInteger level = cap;
+		long time = start;
+		List<Booking.Booked> inOrder = standing.stream().sorted((x, y) -> Long.compare(x.start(), y.start())).toList();
+		for (Booking.Booked booked : inOrder) {
+			level = level.add(BigInteger.valueOf(booked.start() - time).multiply(BigInteger.valueOf(rate))).min(cap);
+			time = booked.start();
+			long units = booked.charges().get(0).units();
+			assertThat(level).as("seed %d step %d: the level before %d units at %d", seed, step, units, time - start)
+				.isGreaterThanOrEqualTo(BigInteger.valueOf(units).multiply(perMinute));
+			level = level.subtract(BigInteger.valueOf(units).multiply(perMinute));
+		}
+	}
+
+	@Test
+	void aRefundWhileCallsAreBookedAheadGoesToTheCallsBookedNext() {
+		book(this.now, new Charge(rate("a"), 3));
+		this.store.adjust(rate("a"), 7, this.now, this.wall);
+		Booking ahead = book(Long.MAX_VALUE, new Charge(rate("a"), 2));
+		assertThat(((Booking.Booked) ahead).start()).isEqualTo(this.now + 2 * SECOND);
+		this.store.adjust(rate("a"), -2, this.now, this.wall);
+		Booking next = book(Long.MAX_VALUE, new Charge(rate("a"), 2));
+		assertThat(((Booking.Booked) next).start()).isEqualTo(this.now + 2 * SECOND);
 	}
 
 	@Test

@@ -9,7 +9,15 @@ package dev.llmquota.core.kernel;
  * capacity. Refill uses integer nanoseconds and carries the remainder of each division,
  * so fractional tokens are never lost. The state's time may lie ahead of the caller's
  * clock when a call was booked ahead: the refill until then is already accounted for and
- * nothing before it can be used. Instances are not thread-safe.
+ * nothing before it can be used.
+ * <p>
+ * Units given back while calls are booked ahead raise the level at the time of the last
+ * booking. Those of the last booking itself come back whole. Others come back only as far
+ * as the bucket could have held them: a booking ahead that waited for a fuller bucket
+ * already counted the refill, and the units given back would have overflowed the capacity
+ * before it. The bucket keeps the highest level a booking ahead of the caller's clock
+ * waited for, its peak (with its fraction), and gives back no more than the capacity
+ * above that. Instances are not thread-safe.
  */
 public final class RateBucket {
 
@@ -23,6 +31,15 @@ public final class RateBucket {
 
 	/** Fractional units carried forward, in units of 1 / {@code NANOS_PER_MINUTE}. */
 	private long remainder;
+
+	/**
+	 * The highest level before a take among the bookings since the caller's clock last
+	 * passed the bucket's time; {@link Long#MIN_VALUE} for none.
+	 */
+	private long peak = Long.MIN_VALUE;
+
+	/** The peak's fraction, as {@link #remainder} is the level's. */
+	private long peakRemainder;
 
 	/**
 	 * Creates a full bucket.
@@ -53,6 +70,9 @@ public final class RateBucket {
 	public static RateBucket restore(long ratePerMinute, long capacity, long level, long time, long remainder) {
 		RateBucket bucket = new RateBucket(ratePerMinute, capacity, time);
 		bucket.level = Math.min(level, capacity);
+		// the bookings ahead are unknown: nothing is given back while they last
+		bucket.peak = capacity;
+		bucket.peakRemainder = 0;
 		bucket.remainder = (remainder >= 0 && remainder < Arith.NANOS_PER_MINUTE) ? remainder : 0;
 		return bucket;
 	}
@@ -71,7 +91,7 @@ public final class RateBucket {
 	 * @return the units available now (negative while in debt)
 	 */
 	public long level(long now) {
-		refill(now);
+		at(now);
 		return this.level;
 	}
 
@@ -95,7 +115,7 @@ public final class RateBucket {
 	 * @return nanoseconds to wait, 0 when the units can be taken now
 	 */
 	public long nanosUntil(long units, long floor, long now) {
-		refill(now);
+		at(now);
 		long need = Math.min(Arith.saturatedAdd(units, floor), this.capacity);
 		long base = Math.max(0, this.time - now);
 		if (this.level >= need) {
@@ -116,23 +136,67 @@ public final class RateBucket {
 	 */
 	public void take(long units, long at) {
 		refill(at);
+		if (this.level > this.peak || (this.level == this.peak && this.remainder > this.peakRemainder)) {
+			this.peak = this.level;
+			this.peakRemainder = this.remainder;
+		}
 		this.level = Arith.saturatedAdd(this.level, -units);
 	}
 
 	/**
-	 * Gives units back, never beyond the capacity.
+	 * Gives units back, never beyond the capacity, nor, while calls are booked ahead,
+	 * beyond the capacity above the fullest level one of them waited for.
 	 * @param units the units to give back
 	 * @param now the current time
 	 */
 	public void give(long units, long now) {
-		refill(now);
-		long raised = Arith.saturatedAdd(this.level, units);
+		give(units, Long.MIN_VALUE, now);
+	}
+
+	/**
+	 * Gives back units taken at a known time: whole when no later time took any, as
+	 * {@link #give(long, long)} does otherwise.
+	 * @param units the units to give back
+	 * @param takenAt when they were taken, {@link Long#MIN_VALUE} if unknown
+	 * @param now the current time
+	 */
+	public void give(long units, long takenAt, long now) {
+		at(now);
+		long given = units;
+		long fraction = 0;
+		if (this.time > now && takenAt != this.time) {
+			// the room above the peak, whole units and a fraction; none without a peak
+			// (the bookings ahead are unknown)
+			long room = (this.peak == Long.MIN_VALUE) ? 0 : this.capacity - this.peak;
+			long roomFraction = 0;
+			if (room > 0 && this.peakRemainder > 0) {
+				room--;
+				roomFraction = Arith.NANOS_PER_MINUTE - this.peakRemainder;
+			}
+			if (units > room) {
+				given = Math.max(0, room);
+				fraction = roomFraction;
+			}
+			this.peak += given;
+			this.peakRemainder += fraction;
+			if (this.peakRemainder >= Arith.NANOS_PER_MINUTE) {
+				this.peak++;
+				this.peakRemainder -= Arith.NANOS_PER_MINUTE;
+			}
+		}
+		long raised = Arith.saturatedAdd(this.level, given);
+		long carried = this.remainder + fraction;
+		if (carried >= Arith.NANOS_PER_MINUTE) {
+			raised = Arith.saturatedAdd(raised, 1);
+			carried -= Arith.NANOS_PER_MINUTE;
+		}
 		if (raised >= this.capacity) {
 			this.level = this.capacity;
 			this.remainder = 0;
 		}
 		else {
 			this.level = raised;
+			this.remainder = carried;
 		}
 	}
 
@@ -142,7 +206,7 @@ public final class RateBucket {
 	 * @param now the current time
 	 */
 	public void lowerTo(long maxLevel, long now) {
-		refill(now);
+		at(now);
 		if (maxLevel < this.level || (maxLevel == this.level && this.remainder > 0)) {
 			this.level = maxLevel;
 			this.remainder = 0;
@@ -155,7 +219,7 @@ public final class RateBucket {
 	 * @return nanoseconds until full
 	 */
 	public long nanosUntilFull(long now) {
-		refill(now);
+		at(now);
 		if (this.level >= this.capacity) {
 			return Math.max(0, this.time - now);
 		}
@@ -178,6 +242,18 @@ public final class RateBucket {
 	/** Returns the stored remainder, for stores that persist the state. */
 	public long remainder() {
 		return this.remainder;
+	}
+
+	/**
+	 * Refills until the caller's clock; once it has passed the bucket's time, no booking
+	 * lies ahead and the peak is forgotten.
+	 */
+	private void at(long now) {
+		if (now >= this.time) {
+			this.peak = Long.MIN_VALUE;
+			this.peakRemainder = 0;
+		}
+		refill(now);
 	}
 
 	private void refill(long now) {

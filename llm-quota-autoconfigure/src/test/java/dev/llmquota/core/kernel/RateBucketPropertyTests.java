@@ -68,6 +68,64 @@ class RateBucketPropertyTests {
 	}
 
 	/**
+	 * Calls booked ahead, some cancelled before their start: every booking that stands
+	 * found its units in the exact timeline of the bookings that stand, whatever the
+	 * cancelled ones gave back.
+	 */
+	@ParameterizedTest(name = "seed {0}")
+	@MethodSource("dev.llmquota.core.Seeds#seeds")
+	void givingBackBookingsAheadNeverLetsALaterBookingTakeUnitsTheTimelineLacks(long seed) {
+		SplittableRandom random = new SplittableRandom(seed);
+		long rate = 1 + random.nextLong(random.nextBoolean() ? 600 : 3_000_000);
+		long capacity = 1 + random.nextLong(Math.max(1, rate / (1 + random.nextInt(60))) + 1);
+		long start = random.nextLong(1_000_000_000_000L);
+		long now = start;
+		RateBucket bucket = new RateBucket(rate, capacity, now);
+		// at, units, cancelled (1) or standing (0)
+		List<long[]> bookings = new ArrayList<>();
+		for (int step = 0; step < 200; step++) {
+			int op = random.nextInt(10);
+			if (op < 3) {
+				now += random.nextLong(1 + random.nextLong(Arith.NANOS_PER_MINUTE / 20));
+			}
+			else if (op < 7) {
+				long units = 1 + random.nextLong(capacity);
+				long at = now + bucket.nanosUntil(units, now);
+				bucket.take(units, at);
+				bookings.add(new long[] { at, units, 0 });
+			}
+			else {
+				long instant = now;
+				List<long[]> unstarted = bookings.stream().filter((b) -> b[2] == 0 && b[0] > instant).toList();
+				if (!unstarted.isEmpty()) {
+					long[] cancelled = unstarted.get(random.nextInt(unstarted.size()));
+					bucket.give(cancelled[1], (random.nextInt(4) == 0) ? Long.MIN_VALUE : cancelled[0], now);
+					cancelled[2] = 1;
+				}
+			}
+			assertTimelineHolds(seed, step, bookings, rate, capacity, start);
+		}
+	}
+
+	private static void assertTimelineHolds(long seed, int step, List<long[]> bookings, long rate, long capacity,
+			long start) {
+		BigInteger cap = BigInteger.valueOf(capacity).multiply(N);
+		BigInteger level = cap;
+		long time = start;
+		List<long[]> standing = bookings.stream()
+			.filter((b) -> b[2] == 0)
+			.sorted((x, y) -> Long.compare(x[0], y[0]))
+			.toList();
+		for (long[] booking : standing) {
+			level = level.add(BigInteger.valueOf(booking[0] - time).multiply(BigInteger.valueOf(rate))).min(cap);
+			time = booking[0];
+			assertThat(level).as("seed %d step %d: the level before %d units at %d", seed, step, booking[1], booking[0])
+				.isGreaterThanOrEqualTo(BigInteger.valueOf(booking[1]).multiply(N));
+			level = level.subtract(BigInteger.valueOf(booking[1]).multiply(N));
+		}
+	}
+
+	/**
 	 * Over any window of length W the units charged, net of refunds, never exceed
 	 * capacity + rate x W.
 	 */

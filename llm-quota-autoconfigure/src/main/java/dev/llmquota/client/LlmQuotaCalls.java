@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.core.Account;
@@ -235,24 +236,29 @@ public final class LlmQuotaCalls {
 	 * Returns the provider entry that governs a call, or {@code null} if none does (the
 	 * call then passes through untouched). Only calls that send a body (POST) and spend a
 	 * model's quota are governed: not file uploads, batch jobs nor token counting
-	 * ({@link Dialect#spendsQuota}).
+	 * ({@link Dialect#spendsQuota}). A route serves model calls only: any other call
+	 * addressed to one fails here.
 	 * @param method the HTTP method
 	 * @param uri the URL
 	 * @param headers the request's headers
 	 * @param attributes the request's attributes
 	 * @return the entry, or {@code null}
+	 * @throws IllegalArgumentException for a call to a route that spends no model's quota
 	 */
 	public ProviderEntry entry(String method, URI uri, HeaderLookup headers, Function<String, Object> attributes) {
-		if (!"POST".equalsIgnoreCase(method) || Boolean.TRUE.equals(bool(attributes.apply(LlmQuota.SKIP)))) {
+		if (Boolean.TRUE.equals(bool(attributes.apply(LlmQuota.SKIP)))) {
 			return null;
 		}
 		if (!this.routes.isEmpty()) {
 			String url = uri.toString();
 			for (ProviderEntry route : this.routes) {
 				if (route.route().addresses(url)) {
-					return route;
+					return routed(route, method, uri);
 				}
 			}
+		}
+		if (!"POST".equalsIgnoreCase(method)) {
+			return null;
 		}
 		Object provider = attributes.apply(LlmQuota.PROVIDER);
 		if (provider != null) {
@@ -266,6 +272,30 @@ public final class LlmQuotaCalls {
 			}
 		}
 		return spending(this.lookup.match(uri, headers), uri);
+	}
+
+	/**
+	 * A route's entry for a model call. Any other call (a file upload, a batch, a
+	 * listing) has no one target to go to, a file uploaded to one deployment being
+	 * unknown to the others, and fails saying so, rather than going to the first target
+	 * charged as a model call.
+	 */
+	private static ProviderEntry routed(ProviderEntry route, String method, URI uri) {
+		String path = (uri.getRawPath() != null) ? uri.getRawPath() : "";
+		int below = route.route().pathLength();
+		if ("POST".equalsIgnoreCase(method) && route.dialect().spendsQuota(path, below)) {
+			return route;
+		}
+		String targets = route.route()
+			.targets()
+			.stream()
+			.map((target) -> target.entry().provider().id() + " (" + target.entry().provider().baseUrl() + ")")
+			.distinct()
+			.collect(Collectors.joining(", "));
+		throw new IllegalArgumentException("Route '" + route.route().name() + "' serves model calls only: "
+				+ method.toUpperCase(Locale.ROOT) + " " + path.substring(Math.min(below, path.length()))
+				+ " spends no model's quota, and no one target serves it (a file uploaded to one deployment is"
+				+ " unknown to the others). Send it to a provider entry's base-url: " + targets);
 	}
 
 	private static ProviderEntry spending(ProviderEntry entry, URI uri) {

@@ -73,6 +73,13 @@ public final class Route {
 		return this.targets;
 	}
 
+	/**
+	 * The length of the route's path ({@code /routes/<name>}), before its operation's.
+	 */
+	int pathLength() {
+		return URI.create(this.prefix).getRawPath().length();
+	}
+
 	/** Whether a URL addresses this route. */
 	boolean addresses(String url) {
 		return url.startsWith(this.prefix)

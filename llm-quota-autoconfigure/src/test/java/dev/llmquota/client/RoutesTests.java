@@ -358,6 +358,39 @@ class RoutesTests {
 		assertThat(taken(app)).containsExactly(1L, 1L);
 	}
 
+	/**
+	 * A file upload, a batch, a listing: no model's quota, and no one target to send them
+	 * to (a file uploaded to one deployment is unknown to the others). They fail at once,
+	 * saying where to send them, rather than going to the first target charged as a model
+	 * call (a 2 MiB upload estimated at half a million tokens).
+	 */
+	@Test
+	void aCallThatSpendsNoModelsQuotaFailsOnARouteSayingWhereItGoes() {
+		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		GovernedApp app = app(entry("first", first, "openai", "models.gpt-4o.requests-per-minute=600"),
+				target(0, "first", "gpt-4o"));
+		byte[] upload = new byte[64 << 10];
+		assertThatThrownBy(() -> app.restClient()
+			.post()
+			.uri(LlmQuota.route("gpt4o") + "/v1/files")
+			.contentType(MediaType.APPLICATION_OCTET_STREAM)
+			.body(upload)
+			.retrieve()
+			.body(String.class)).hasMessageContaining("Route 'gpt4o'")
+			.hasMessageContaining("/v1/files")
+			.hasMessageContaining("base-url");
+		assertThatThrownBy(() -> app.webClient()
+			.get()
+			.uri(LlmQuota.route("gpt4o") + "/v1/batches")
+			.retrieve()
+			.bodyToMono(String.class)
+			.block(Duration.ofSeconds(30))).hasMessageContaining("Route 'gpt4o'");
+		assertThat(first.requestLog().records()).isEmpty();
+		assertThat(taken(app)).containsExactly(0L);
+		restCall(app);
+		assertThat(taken(app)).as("model calls go on").containsExactly(1L);
+	}
+
 	@Test
 	void aRouteLlmQuotaCannotServeStopsStartUpNamingTheProperty() {
 		ProviderSimulator simulator = simulator((sim) -> {

@@ -24,18 +24,27 @@ public final class Waits {
 	 * {@code retry-after} in seconds or as an HTTP-date.
 	 * @param headers the refusal's headers
 	 * @param now the current wall time, for an HTTP-date
-	 * @return the wait, or {@code null} if the headers name none
+	 * @return the wait, or {@code null} if the headers name none (or a wait of nothing)
 	 */
 	public static Duration fromHeaders(HeaderLookup headers, Instant now) {
 		String millis = headers.get("retry-after-ms");
 		if (millis != null) {
 			Duration seconds = Durations.seconds(millis);
 			if (seconds != null) {
-				return Duration.ofNanos(seconds.toNanos() / 1000);
+				return named(Duration.ofNanos(seconds.toNanos() / 1000));
 			}
 		}
 		String after = headers.get("retry-after");
-		return (after != null) ? Durations.retryAfter(after, now) : null;
+		return (after != null) ? named(Durations.retryAfter(after, now)) : null;
+	}
+
+	/**
+	 * A refusal's wait of nothing ({@code retry-after: 0}) names none: the limit it
+	 * speaks of is spent now, and an attempt at once is refused again. The call backs off
+	 * as for a refusal that names no wait.
+	 */
+	private static Duration named(Duration wait) {
+		return (wait == null || wait.isZero() || wait.isNegative()) ? null : wait;
 	}
 
 	/** Returns the wait a message hints at, or {@code null}. */
@@ -47,7 +56,7 @@ public final class Waits {
 		if (!matcher.find()) {
 			return null;
 		}
-		return Durations.parse(matcher.group(1));
+		return named(Durations.parse(matcher.group(1)));
 	}
 
 	/** Returns the first wait that is known. */

@@ -1,6 +1,8 @@
 package dev.llmquota.client;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 import dev.llmquota.QuotaExhaustedException;
@@ -133,13 +135,41 @@ class ProviderLiesTests {
 		}
 	}
 
+	/**
+	 * A refusal whose wait is nothing ({@code retry-after: 0}, or a date already past):
+	 * the limit it names is spent now, so an attempt at once is refused again. It backs
+	 * off as a refusal naming no wait does (200 ms, then 400 ms here), rather than spend
+	 * every attempt within a few milliseconds.
+	 */
+	@Test
+	void aRefusalWhoseWaitIsNothingBacksOffAsForNoWait() {
+		String refusal = "{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\"}}";
+		try (LoopbackServer server = new LoopbackServer(429, withJson("retry-after", "0"), refusal);
+				GovernedApp app = start(server, "llm.quota.providers.p.models.m.tokens-per-minute=100000",
+						"llm.quota.retry.max-attempts=3", "llm.quota.retry.initial-backoff=200ms")) {
+			for (String retryAfter : List.of("0", "Thu, 01 Jan 1970 00:00:00 GMT")) {
+				server.answer(429, withJson("retry-after", retryAfter), refusal);
+				int before = server.requests().size();
+				long start = System.nanoTime();
+				assertThatException().isThrownBy(() -> call(app, server, "RestClient"))
+					.isInstanceOf(RateLimitedException.class);
+				assertThat(server.requests()).hasSize(before + 3);
+				assertThat(Duration.ofNanos(System.nanoTime() - start))
+					.as("retry-after: %s backed off twice", retryAfter)
+					.isGreaterThanOrEqualTo(Duration.ofMillis(600));
+			}
+		}
+	}
+
 	private static GovernedApp start(LoopbackServer server) {
 		return start(server, "llm.quota.providers.p.models.m.tokens-per-minute=100000");
 	}
 
-	private static GovernedApp start(LoopbackServer server, String limit) {
-		return GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
-				"llm.quota.providers.p.dialect=openai", "llm.quota.max-wait=3s", limit);
+	private static GovernedApp start(LoopbackServer server, String... settings) {
+		List<String> properties = new ArrayList<>(List.of("llm.quota.providers.p.base-url=" + server.baseUrl(),
+				"llm.quota.providers.p.dialect=openai", "llm.quota.max-wait=3s"));
+		properties.addAll(List.of(settings));
+		return GovernedApp.start(properties.toArray(String[]::new));
 	}
 
 	private static Map<String, String> withJson(String... headers) {

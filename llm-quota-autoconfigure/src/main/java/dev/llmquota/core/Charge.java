@@ -5,13 +5,13 @@ package dev.llmquota.core;
  *
  * @param bucket the bucket
  * @param units the units; negative only in a correction, which refunds
- * @param takenAt when a booking took the units from a rate bucket ahead of the time it
- * was booked at, in the store's own clock, so that giving them back can tell whether the
- * bucket took anything after them; {@link #UNKNOWN} otherwise
+ * @param takenAt when a booking took the units from a rate bucket, in the store's own
+ * clock, so that giving them back (the call cancelled) can tell what the bucket took
+ * after them; {@link #UNKNOWN} otherwise
  */
 public record Charge(BucketSpec bucket, long units, long takenAt) {
 
-	/** No time of taking is known, or the units were taken when booked. */
+	/** No time of taking is known. */
 	public static final long UNKNOWN = Long.MIN_VALUE;
 
 	/**

@@ -88,7 +88,7 @@ public final class LocalQuotaStore implements QuotaStore {
 				return new Booking.Refused(binding, wait);
 			}
 			long start = now + wait;
-			List<Charge> taken = null;
+			List<Charge> taken = new ArrayList<>(charges);
 			for (int i = 0; i < charges.size(); i++) {
 				Charge charge = charges.get(i);
 				if (buckets[i] instanceof DayCounter counter) {
@@ -101,13 +101,10 @@ public final class LocalQuotaStore implements QuotaStore {
 					RateBucket bucket = (RateBucket) buckets[i];
 					long at = now + rateWait(bucket, charge, keep, now);
 					bucket.take(charge.units(), at);
-					if (at > now) {
-						taken = (taken != null) ? taken : new ArrayList<>(charges);
-						taken.set(i, new Charge(charge.bucket(), charge.units(), at));
-					}
+					taken.set(i, new Charge(charge.bucket(), charge.units(), at));
 				}
 			}
-			return new Booking.Booked(start, wallNow, List.copyOf((taken != null) ? taken : charges));
+			return new Booking.Booked(start, wallNow, List.copyOf(taken));
 		}
 		finally {
 			this.lock.unlock();

@@ -101,20 +101,18 @@ final class QuotaScript {
 	}
 
 	/**
-	 * The charges of a booking, each rate bucket's marked with the time Redis took it at
-	 * where that lay ahead of the booking (its time after the booking, in the reply).
+	 * The charges of a booking, each rate bucket's marked with the time Redis took it at:
+	 * the booking's, or ahead of it (the bucket's time after the booking, in the reply).
 	 */
 	private static List<Charge> taken(List<Object> reply, List<Charge> charges, long redisNow) {
-		List<Charge> taken = null;
+		List<Charge> taken = new ArrayList<>(charges);
 		for (int i = 0; i < charges.size() && reply.size() > 5 + 2 * i; i++) {
 			Charge charge = charges.get(i);
-			long ahead = number(reply, 5 + 2 * i);
-			if (!charge.bucket().daily() && ahead > 0) {
-				taken = (taken != null) ? taken : new ArrayList<>(charges);
-				taken.set(i, new Charge(charge.bucket(), charge.units(), redisNow + ahead));
+			if (!charge.bucket().daily()) {
+				taken.set(i, new Charge(charge.bucket(), charge.units(), redisNow + number(reply, 5 + 2 * i)));
 			}
 		}
-		return List.copyOf((taken != null) ? taken : charges);
+		return List.copyOf(taken);
 	}
 
 	static Booking booking(List<Object> reply, BookingRequest request, long now, Instant wallNow, String lease) {

@@ -13,11 +13,12 @@
 -- go below zero (debt); the time may lie ahead of now when a call was booked ahead. A
 -- missing key is a full bucket: each write sets a TTL of the time until the bucket is full
 -- again, so idle keys disappear. Unless the books were lost (see Lost books below). While
--- calls are booked ahead, h is the fullest level one of them waited for: units given back
--- then raise the level at the time of the last booking by no more than the capacity
--- above it (a booking that waited for a fuller bucket already counted them); hr is its
--- fraction, as r is the level's. The last booking's own units, named by the time it took
--- them, come back whole.
+-- calls are booked ahead, h holds the highest level before a take since now last passed
+-- the bucket's time (the peak), with its fraction and since when it counts: units given
+-- back then raise the level at the time of the last booking by no more than the capacity
+-- above it (a booking that waited for a fuller bucket already counted them), as
+-- dev.llmquota.core.kernel.RateBucket does. A cancelled call's units name the time they
+-- were taken: the last booking's come back whole, and those the peak does not cover, none.
 --
 -- Daily counters are hashes {d = day, u = used}. The caller names today's day number in
 -- its zone (Lua has no time zones), or the number of the first day of this month for a
@@ -107,7 +108,7 @@ end
 -- Rate buckets -------------------------------------------------------------------------
 
 local function load_rate(key, rate, cap)
-  local v = redis.call('HMGET', key, 'l', 't', 'r', 'h', 'hr')
+  local v = redis.call('HMGET', key, 'l', 't', 'r', 'h')
   local b = { key = key, rate = rate, cap = cap }
   if v[1] then
     b.l = math.min(tonumber(v[1]), cap)
@@ -119,9 +120,15 @@ local function load_rate(key, rate, cap)
     end
     b.stored_h = v[4]
     if b.t > now then
-      -- calls booked ahead; the peak they waited for, or, unknown, the capacity
-      b.h = tonumber(v[4]) or cap
-      b.hr = v[4] and tonumber(v[5]) or 0
+      -- calls booked ahead: the peak, its fraction and since when it counts, written
+      -- with the bucket's time and capacity; unknown when they differ (the limits
+      -- changed, or a replica of an earlier version wrote the bucket): the capacity
+      local h, hr, hs, ht, hc = string.match(v[4] or '', '^(-?%d+):(%d+):(-?%d+):(-?%d+):(%d+)$')
+      if h and tonumber(ht) == b.t and tonumber(hc) == cap then
+        b.h, b.hr, b.hs = tonumber(h), tonumber(hr), tonumber(hs)
+      else
+        b.h, b.hr, b.hs = cap, 0, now
+      end
     end
   elseif lost_since and lost_since <= now then
     b.l = 0
@@ -131,6 +138,10 @@ local function load_rate(key, rate, cap)
     b.l = cap
     b.t = now
     b.r = 0
+  end
+  if b.t <= now then
+    -- nothing is booked ahead: the peak counts from now
+    b.hs = now
   end
   return b
 end
@@ -187,14 +198,19 @@ local function take(b, units, at)
   b.l = b.l - units
 end
 
--- taken: when the units given back were taken, if known ('' otherwise); those of the last
--- booking come back whole
+-- taken: when a cancelled call's units were taken ('' for a refund from usage): the last
+-- booking's come back whole, those taken before the peak began to count (a take since
+-- may have found the bucket full) come back to no one, others up to the capacity above
+-- the peak
 local function give(b, units, taken)
   refill(b, now)
-  if b.t > now and tonumber(taken) ~= b.t then
+  local stamp = tonumber(taken)
+  if stamp and stamp ~= b.t and stamp < b.hs then
+    units = 0
+  elseif (stamp or b.t > now) and stamp ~= b.t then
     -- the room above the peak, whole units and a fraction
-    local room, fraction, carried = b.cap - b.h, 0, 0
-    if room > 0 and b.hr > 0 then
+    local room, fraction, carried = b.h and (b.cap - b.h) or 0, 0, 0
+    if room > 0 and b.hr and b.hr > 0 then
       room = room - 1
       fraction = MINUTE - b.hr
     end
@@ -202,11 +218,13 @@ local function give(b, units, taken)
       units = math.max(0, room)
       carried = fraction
     end
-    b.h = b.h + units
-    b.hr = b.hr + carried
-    if b.hr >= MINUTE then
-      b.h = b.h + 1
-      b.hr = b.hr - MINUTE
+    if b.h then
+      b.h = b.h + units
+      b.hr = b.hr + carried
+      if b.hr >= MINUTE then
+        b.h = b.h + 1
+        b.hr = b.hr - MINUTE
+      end
     end
     b.r = b.r + carried
     if b.r >= MINUTE then
@@ -223,11 +241,12 @@ end
 
 local function save_rate(b)
   if b.h and b.t > now then
-    redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r), 'h', fmt(b.h), 'hr', fmt(b.hr))
+    redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r), 'h',
+      fmt(b.h) .. ':' .. fmt(b.hr) .. ':' .. fmt(b.hs) .. ':' .. fmt(b.t) .. ':' .. fmt(b.cap))
   else
     redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r))
     if b.stored_h then
-      redis.call('HDEL', b.key, 'h', 'hr')
+      redis.call('HDEL', b.key, 'h')
     end
   end
   redis.call('PEXPIRE', b.key, fmt(div_ceil(until_full(b), 1000) + 1000))

@@ -229,7 +229,7 @@ class QuotaScriptTests {
 		assertThat(((Booking.Booked) booking).start()).isEqualTo(3 * SECOND * 1000);
 		this.now += 20 * SECOND;
 		assertThat(book(request(new Charge(bucket, 10)), -1)).as("a window after the loss the bucket is full")
-			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10))));
+			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10, this.now))));
 	}
 
 	@Test
@@ -248,14 +248,14 @@ class QuotaScriptTests {
 		this.now += 10 * SECOND;
 		redis.delete(bucket.key()).block(Duration.ofSeconds(5));
 		assertThat(book(request(new Charge(bucket, 10)), -1))
-			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10))));
+			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10, this.now))));
 	}
 
 	@Test
 	void aReplicaNewToBooksWithNoEpochTakesThemAsNew() {
 		BucketSpec bucket = rate("new", 60, 10);
 		assertThat(book(request(new Charge(bucket, 10)), -1))
-			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10))));
+			.isEqualTo(new Booking.Booked(0, this.wall, List.of(new Charge(bucket, 10, this.now))));
 		assertThat(redis.opsForValue().get(QuotaScript.epochKey(bucket.key())).block(Duration.ofSeconds(5)))
 			.isEqualTo("0");
 	}

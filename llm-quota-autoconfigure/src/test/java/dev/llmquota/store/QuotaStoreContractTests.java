@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 import dev.llmquota.core.Booking;
@@ -181,20 +182,24 @@ public abstract class QuotaStoreContractTests {
 	}
 
 	/**
-	 * Random calls booked ahead on one bucket, some cancelled (or refunded, the time they
-	 * were taken unknown) before their start: every booking that stands found its units
-	 * in the exact timeline of the bookings that stand.
+	 * Random calls booked on a bucket x, half of them also on a slow bucket that puts
+	 * their start after their take on x, some cancelled before their start (or, for a
+	 * call of x alone, refunded with no time of taking): every booking that stands found
+	 * its units on x in the exact timeline of the bookings that stand.
 	 */
 	@Test
-	void givingBackCallsBookedAheadNeverLetsALaterCallTakeUnitsTheTimelineLacks() {
+	void givingBackCancelledCallsNeverLetsALaterCallTakeUnitsTheTimelineLacks() {
 		for (long seed = 0; seed < 12; seed++) {
 			SplittableRandom random = new SplittableRandom(seed);
 			long rate = 1 + random.nextLong(random.nextBoolean() ? 600 : 3_000_000);
 			long capacity = 1 + random.nextLong(Math.max(1, rate / (1 + random.nextInt(60))) + 1);
-			BucketSpec bucket = new BucketSpec(this.prefix + "timeline-" + seed, BucketSpec.Scope.POOL,
+			BucketSpec x = new BucketSpec(this.prefix + "timeline-" + seed, BucketSpec.Scope.POOL,
 					Dimension.TOKENS_PER_MINUTE, rate, capacity, UTC);
+			BucketSpec slow = new BucketSpec(this.prefix + "slow-" + seed, BucketSpec.Scope.POOL,
+					Dimension.REQUESTS_PER_MINUTE, 60, 1, UTC);
 			long start = this.now;
-			List<Booking.Booked> standing = new ArrayList<>();
+			// the bookings, and when x took their units
+			List<Map.Entry<Booking.Booked, Long>> standing = new ArrayList<>();
 			for (int step = 0; step < 80; step++) {
 				int op = random.nextInt(10);
 				if (op < 3) {
@@ -202,21 +207,26 @@ public abstract class QuotaStoreContractTests {
 					advance(Duration.ofNanos(1_000 * random.nextLong(1 + random.nextLong(3_000_000))));
 				}
 				else if (op < 7) {
-					Booking booked = book(Long.MAX_VALUE, new Charge(bucket, 1 + random.nextLong(capacity)));
-					standing.add((Booking.Booked) booked);
+					Charge charge = new Charge(x, 1 + random.nextLong(capacity));
+					Booking.Booked booked = (Booking.Booked) (random.nextBoolean() ? book(Long.MAX_VALUE, charge)
+							: book(Long.MAX_VALUE, charge, new Charge(slow, 1)));
+					standing.add(Map.entry(booked, takenAtNanos(booked.charges().get(0).takenAt())));
 				}
 				else {
 					long instant = this.now;
-					List<Booking.Booked> unstarted = standing.stream().filter((b) -> b.start() > instant).toList();
+					List<Map.Entry<Booking.Booked, Long>> unstarted = standing.stream()
+						.filter((b) -> b.getKey().start() > instant)
+						.toList();
 					if (!unstarted.isEmpty()) {
-						Booking.Booked cancelled = unstarted.get(random.nextInt(unstarted.size()));
-						if (random.nextInt(4) == 0) {
-							this.store.adjust(bucket, -cancelled.charges().get(0).units(), this.now, this.wall);
+						Map.Entry<Booking.Booked, Long> entry = unstarted.get(random.nextInt(unstarted.size()));
+						Booking.Booked cancelled = entry.getKey();
+						if (cancelled.charges().size() == 1 && random.nextInt(4) == 0) {
+							this.store.adjust(x, -cancelled.charges().get(0).units(), this.now, this.wall);
 						}
 						else {
 							this.store.cancel(cancelled, this.now, this.wall);
 						}
-						standing.remove(cancelled);
+						standing.removeIf((b) -> b == entry);
 					}
 				}
 				assertTimelineHolds(seed, step, standing, rate, capacity, start);
@@ -224,21 +234,72 @@ public abstract class QuotaStoreContractTests {
 		}
 	}
 
-	private static void assertTimelineHolds(long seed, int step, List<Booking.Booked> standing, long rate,
-			long capacity, long start) {
+	/**
+	 * A time of taking in this store's clock, in the test's nanoseconds.
+	 * @param takenAt the time the store stamped a charge with
+	 * @return the nanoseconds
+	 */
+	protected long takenAtNanos(long takenAt) {
+		return takenAt;
+	}
+
+	private static void assertTimelineHolds(long seed, int step, List<Map.Entry<Booking.Booked, Long>> standing,
+			long rate, long capacity, long start) {
 		BigInteger perMinute = BigInteger.valueOf(60 * SECOND);
 		BigInteger cap = BigInteger.valueOf(capacity).multiply(perMinute);
 		BigInteger level = cap;
 		long time = start;
-		List<Booking.Booked> inOrder = standing.stream().sorted((x, y) -> Long.compare(x.start(), y.start())).toList();
-		for (Booking.Booked booked : inOrder) {
-			level = level.add(BigInteger.valueOf(booked.start() - time).multiply(BigInteger.valueOf(rate))).min(cap);
-			time = booked.start();
-			long units = booked.charges().get(0).units();
+		List<Map.Entry<Booking.Booked, Long>> inOrder = standing.stream().sorted(Map.Entry.comparingByValue()).toList();
+		for (Map.Entry<Booking.Booked, Long> booking : inOrder) {
+			level = level.add(BigInteger.valueOf(booking.getValue() - time).multiply(BigInteger.valueOf(rate)))
+				.min(cap);
+			time = booking.getValue();
+			long units = booking.getKey().charges().get(0).units();
 			assertThat(level).as("seed %d step %d: the level before %d units at %d", seed, step, units, time - start)
 				.isGreaterThanOrEqualTo(BigInteger.valueOf(units).multiply(perMinute));
 			level = level.subtract(BigInteger.valueOf(units).multiply(perMinute));
 		}
+	}
+
+	/**
+	 * A call whose fast bucket took its units at once and whose slow bucket booked it
+	 * ahead, cancelled once the fast bucket had filled and emptied again: its units
+	 * overflowed the full bucket and come back to no one. Exactly, without it: x full
+	 * (10) from 0 s, 10 units waiting for a full x take it at 10 s, 2 units at 12 s; 8
+	 * more fit only at 20 s.
+	 */
+	@Test
+	void aCancelledCallsUnitsThatAFullBucketOverflowedComeBackToNoOne() {
+		book(this.now, new Charge(rate("y"), 10));
+		book(Long.MAX_VALUE, new Charge(rate("y"), 10));
+		long start = this.now;
+		Booking.Booked cancelled = (Booking.Booked) book(Long.MAX_VALUE, new Charge(rate("x"), 10),
+				new Charge(rate("y"), 10));
+		assertThat(cancelled.start()).as("x taken at once, y at 20 s").isEqualTo(start + 20 * SECOND);
+		assertThat(((Booking.Booked) book(Long.MAX_VALUE, new Charge(rate("x"), 10))).start())
+			.isEqualTo(start + 10 * SECOND);
+		advance(Duration.ofSeconds(11));
+		assertThat(((Booking.Booked) book(Long.MAX_VALUE, new Charge(rate("x"), 2))).start())
+			.isEqualTo(start + 12 * SECOND);
+		this.store.cancel(cancelled, this.now, this.wall);
+		long next = ((Booking.Booked) book(Long.MAX_VALUE, new Charge(rate("x"), 8))).start() - start;
+		assertThat(next).as("8 units at %d ms", next / 1_000_000).isGreaterThanOrEqualTo(20 * SECOND);
+	}
+
+	/**
+	 * Limits changed while calls are booked ahead: what the bookings ahead waited for is
+	 * no longer known in the new limits, and nothing is given back ahead of them.
+	 */
+	@Test
+	void aRefundAfterTheLimitsChangedWhileCallsAreBookedAheadWaitsForThem() {
+		BucketSpec small = rate("c");
+		BucketSpec large = new BucketSpec(small.key(), BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE, 60, 20, UTC);
+		book(this.now, new Charge(small, 10));
+		assertThat(((Booking.Booked) book(Long.MAX_VALUE, new Charge(small, 5))).start())
+			.isEqualTo(this.now + 5 * SECOND);
+		this.store.adjust(large, -3, this.now, this.wall);
+		assertThat(((Booking.Booked) book(Long.MAX_VALUE, new Charge(large, 3))).start())
+			.isEqualTo(this.now + 8 * SECOND);
 	}
 
 	@Test

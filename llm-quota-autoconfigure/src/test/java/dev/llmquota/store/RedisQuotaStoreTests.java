@@ -53,6 +53,12 @@ class RedisQuotaStoreTests extends QuotaStoreContractTests {
 		assertThat(remaining(day)).as("the new day's one call").isEqualTo(9);
 	}
 
+	/** Redis stamps a charge in its microseconds, the test's nanoseconds / 1,000. */
+	@Override
+	protected long takenAtNanos(long takenAt) {
+		return takenAt * 1_000;
+	}
+
 	@Override
 	protected QuotaStore createStore() {
 		return new RedisQuotaStore(connectionFactory, new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.REJECT,

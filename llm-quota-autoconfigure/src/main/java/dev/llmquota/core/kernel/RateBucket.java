@@ -12,12 +12,14 @@ package dev.llmquota.core.kernel;
  * nothing before it can be used.
  * <p>
  * Units given back while calls are booked ahead raise the level at the time of the last
- * booking. Those of the last booking itself come back whole. Others come back only as far
- * as the bucket could have held them: a booking ahead that waited for a fuller bucket
- * already counted the refill, and the units given back would have overflowed the capacity
- * before it. The bucket keeps the highest level a booking ahead of the caller's clock
- * waited for, its peak (with its fraction), and gives back no more than the capacity
- * above that. Instances are not thread-safe.
+ * booking, as far as the bucket could have held them: a booking ahead that waited for a
+ * fuller bucket already counted the refill, and the units given back would have
+ * overflowed the capacity before it. The bucket keeps the highest level before a take
+ * since the caller's clock last passed its time, its peak (with its fraction), and gives
+ * back no more than the capacity above that. Units of a cancelled call, which the
+ * provider never saw, name the time they were taken: the last booking's come back whole,
+ * and those taken before the peak began to count, which it does not cover, come back to
+ * no one while calls are booked ahead. Instances are not thread-safe.
  */
 public final class RateBucket {
 
@@ -42,6 +44,12 @@ public final class RateBucket {
 	private long peakRemainder;
 
 	/**
+	 * Since when the peak counts: the caller's time when it last passed the bucket's;
+	 * {@link Long#MAX_VALUE} when unknown.
+	 */
+	private long peakSince;
+
+	/**
 	 * Creates a full bucket.
 	 * @param ratePerMinute units added per minute, at least 1
 	 * @param capacity the most units the bucket holds, at least 1
@@ -56,6 +64,7 @@ public final class RateBucket {
 		this.capacity = capacity;
 		this.level = capacity;
 		this.time = now;
+		this.peakSince = now;
 	}
 
 	/**
@@ -73,6 +82,7 @@ public final class RateBucket {
 		// the bookings ahead are unknown: nothing is given back while they last
 		bucket.peak = capacity;
 		bucket.peakRemainder = 0;
+		bucket.peakSince = Long.MAX_VALUE;
 		bucket.remainder = (remainder >= 0 && remainder < Arith.NANOS_PER_MINUTE) ? remainder : 0;
 		return bucket;
 	}
@@ -154,8 +164,11 @@ public final class RateBucket {
 	}
 
 	/**
-	 * Gives back units taken at a known time: whole when no later time took any, as
-	 * {@link #give(long, long)} does otherwise.
+	 * Gives back the units of a call the provider never saw, taken at a known time: whole
+	 * when no later time took any; none when taken before the peak began to count (a take
+	 * since may have found the bucket full, which the units would have overflowed); else
+	 * no more than the capacity above the peak. Units whose time is unknown (a refund
+	 * from usage) come back as {@link #give(long, long)} says.
 	 * @param units the units to give back
 	 * @param takenAt when they were taken, {@link Long#MIN_VALUE} if unknown
 	 * @param now the current time
@@ -164,7 +177,11 @@ public final class RateBucket {
 		at(now);
 		long given = units;
 		long fraction = 0;
-		if (this.time > now && takenAt != this.time) {
+		boolean known = takenAt != Long.MIN_VALUE;
+		if (known && takenAt != this.time && takenAt < this.peakSince) {
+			given = 0;
+		}
+		else if ((known || this.time > now) && takenAt != this.time) {
 			// the room above the peak, whole units and a fraction; none without a peak
 			// (the bookings ahead are unknown)
 			long room = (this.peak == Long.MIN_VALUE) ? 0 : this.capacity - this.peak;
@@ -252,6 +269,7 @@ public final class RateBucket {
 		if (now >= this.time) {
 			this.peak = Long.MIN_VALUE;
 			this.peakRemainder = 0;
+			this.peakSince = now;
 		}
 		refill(now);
 	}

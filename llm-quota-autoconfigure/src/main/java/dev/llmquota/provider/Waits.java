@@ -43,7 +43,7 @@ public final class Waits {
 	 * speaks of is spent now, and an attempt at once is refused again. The call backs off
 	 * as for a refusal that names no wait.
 	 */
-	private static Duration named(Duration wait) {
+	static Duration named(Duration wait) {
 		return (wait == null || wait.isZero() || wait.isNegative()) ? null : wait;
 	}
 

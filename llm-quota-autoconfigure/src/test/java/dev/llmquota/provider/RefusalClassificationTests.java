@@ -94,6 +94,28 @@ class RefusalClassificationTests {
 		assertThat(answer.delay()).isNull();
 	}
 
+	/**
+	 * A wait of nothing, in a header, a hint or Gemini's RetryInfo, names none: the limit
+	 * is spent now, and the call backs off rather than retry at once.
+	 */
+	@Test
+	void aWaitOfNothingNamesNoWait() {
+		String openAi = """
+				{"error":{"message":"Rate limit reached. Please try again in 0s.","type":"requests"}}""";
+		assertThat(classify(DialectId.OPENAI, 429, Map.of("retry-after", "0"), openAi).delay()).isNull();
+		assertThat(classify(DialectId.OPENAI, 429, Map.of("retry-after-ms", "0"), openAi).delay()).isNull();
+		String gemini = """
+				{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Quota exceeded.","details":[
+				{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[
+				{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel"}]},
+				{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0s"}]}}""";
+		assertThat(classify(DialectId.GEMINI, 429, Map.of(), gemini).delay()).isNull();
+		String shared = """
+				{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Resource exhausted.","details":[
+				{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0s"}]}}""";
+		assertThat(classify(DialectId.GEMINI, 429, Map.of(), shared).delay()).isNull();
+	}
+
 	@Test
 	void retryAfterAsAnHttpDate() {
 		Answer answer = classify(DialectId.OPENAI, 429, Map.of("retry-after", "Tue, 14 Oct 2025 09:30:12 GMT"), """

@@ -138,7 +138,7 @@ class ProviderLiesTests {
 	/**
 	 * A refusal whose wait is nothing ({@code retry-after: 0}, or a date already past):
 	 * the limit it names is spent now, so an attempt at once is refused again. It backs
-	 * off as a refusal naming no wait does (200 ms, then 400 ms here), rather than spend
+	 * off as a refusal naming no wait does (100 ms, then 200 ms here), rather than spend
 	 * every attempt within a few milliseconds.
 	 */
 	@Test
@@ -146,7 +146,7 @@ class ProviderLiesTests {
 		String refusal = "{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\"}}";
 		try (LoopbackServer server = new LoopbackServer(429, withJson("retry-after", "0"), refusal);
 				GovernedApp app = start(server, "llm.quota.providers.p.models.m.tokens-per-minute=100000",
-						"llm.quota.retry.max-attempts=3", "llm.quota.retry.initial-backoff=200ms")) {
+						"llm.quota.retry.max-attempts=3", "llm.quota.retry.initial-backoff=100ms")) {
 			for (String retryAfter : List.of("0", "Thu, 01 Jan 1970 00:00:00 GMT")) {
 				server.answer(429, withJson("retry-after", retryAfter), refusal);
 				int before = server.requests().size();
@@ -156,7 +156,7 @@ class ProviderLiesTests {
 				assertThat(server.requests()).hasSize(before + 3);
 				assertThat(Duration.ofNanos(System.nanoTime() - start))
 					.as("retry-after: %s backed off twice", retryAfter)
-					.isGreaterThanOrEqualTo(Duration.ofMillis(600));
+					.isGreaterThanOrEqualTo(Duration.ofMillis(300));
 			}
 		}
 	}

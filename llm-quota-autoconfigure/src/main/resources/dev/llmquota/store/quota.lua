@@ -18,7 +18,8 @@
 -- back then raise the level at the time of the last booking by no more than the capacity
 -- above it (a booking that waited for a fuller bucket already counted them), as
 -- dev.llmquota.core.kernel.RateBucket does. A cancelled call's units name the time they
--- were taken: the last booking's come back whole, and those the peak does not cover, none.
+-- were taken: the last take's (k is its time) come back whole, and those the peak does
+-- not cover, none.
 --
 -- Daily counters are hashes {d = day, u = used}. The caller names today's day number in
 -- its zone (Lua has no time zones), or the number of the first day of this month for a
@@ -108,7 +109,7 @@ end
 -- Rate buckets -------------------------------------------------------------------------
 
 local function load_rate(key, rate, cap)
-  local v = redis.call('HMGET', key, 'l', 't', 'r', 'h')
+  local v = redis.call('HMGET', key, 'l', 't', 'r', 'h', 'k')
   local b = { key = key, rate = rate, cap = cap }
   if v[1] then
     b.l = math.min(tonumber(v[1]), cap)
@@ -119,6 +120,8 @@ local function load_rate(key, rate, cap)
       b.r = 0
     end
     b.stored_h = v[4]
+    -- when the last take was
+    b.k = tonumber(v[5])
     if b.t > now then
       -- calls booked ahead: the peak, its fraction and since when it counts, written
       -- with the bucket's time and capacity; unknown when they differ (the limits
@@ -191,6 +194,7 @@ end
 
 local function take(b, units, at)
   refill(b, at)
+  b.k = at
   if not b.h or b.l > b.h or (b.l == b.h and b.r > b.hr) then
     b.h = b.l
     b.hr = b.r
@@ -205,9 +209,10 @@ end
 local function give(b, units, taken)
   refill(b, now)
   local stamp = tonumber(taken)
-  if stamp and stamp ~= b.t and stamp < b.hs then
+  local last = stamp and stamp == b.k
+  if stamp and not last and stamp < b.hs then
     units = 0
-  elseif (stamp or b.t > now) and stamp ~= b.t then
+  elseif (stamp or b.t > now) and not last then
     -- the room above the peak, whole units and a fraction
     local room, fraction, carried = b.h and (b.cap - b.h) or 0, 0, 0
     if room > 0 and b.hr and b.hr > 0 then
@@ -241,10 +246,10 @@ end
 
 local function save_rate(b)
   if b.h and b.t > now then
-    redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r), 'h',
+    redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r), 'k', fmt(b.k or -1), 'h',
       fmt(b.h) .. ':' .. fmt(b.hr) .. ':' .. fmt(b.hs) .. ':' .. fmt(b.t) .. ':' .. fmt(b.cap))
   else
-    redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r))
+    redis.call('HSET', b.key, 'l', fmt(b.l), 't', fmt(b.t), 'r', fmt(b.r), 'k', fmt(b.k or -1))
     if b.stored_h then
       redis.call('HDEL', b.key, 'h')
     end

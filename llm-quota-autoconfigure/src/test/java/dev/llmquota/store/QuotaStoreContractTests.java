@@ -314,6 +314,14 @@ public abstract class QuotaStoreContractTests {
 	}
 
 	@Test
+	void aCallCancelledOnceTheClockMovedGivesBackWhatItTookWhenNothingWasTakenSince() {
+		Booking booking = book(this.now, new Charge(rate("a"), 7));
+		advance(Duration.ofMillis(1));
+		this.store.cancel((Booking.Booked) booking, this.now, this.wall);
+		assertThat(remaining(rate("a"))).isEqualTo(10);
+	}
+
+	@Test
 	void aRefundNeverFillsABucketBeyondItsCapacity() {
 		book(this.now, new Charge(rate("a"), 3));
 		this.store.adjust(rate("a"), -50, this.now, this.wall);

@@ -49,6 +49,9 @@ public final class RateBucket {
 	 */
 	private long peakSince;
 
+	/** When the last take was, {@link Long#MIN_VALUE} when unknown. */
+	private long lastTake = Long.MIN_VALUE;
+
 	/**
 	 * Creates a full bucket.
 	 * @param ratePerMinute units added per minute, at least 1
@@ -146,6 +149,7 @@ public final class RateBucket {
 	 */
 	public void take(long units, long at) {
 		refill(at);
+		this.lastTake = at;
 		if (this.level > this.peak || (this.level == this.peak && this.remainder > this.peakRemainder)) {
 			this.peak = this.level;
 			this.peakRemainder = this.remainder;
@@ -165,10 +169,10 @@ public final class RateBucket {
 
 	/**
 	 * Gives back the units of a call the provider never saw, taken at a known time: whole
-	 * when no later time took any; none when taken before the peak began to count (a take
-	 * since may have found the bucket full, which the units would have overflowed); else
-	 * no more than the capacity above the peak. Units whose time is unknown (a refund
-	 * from usage) come back as {@link #give(long, long)} says.
+	 * (up to the capacity) when no later time took any; none when taken before the peak
+	 * began to count (a take since may have found the bucket full, which the units would
+	 * have overflowed); else no more than the capacity above the peak. Units whose time
+	 * is unknown (a refund from usage) come back as {@link #give(long, long)} says.
 	 * @param units the units to give back
 	 * @param takenAt when they were taken, {@link Long#MIN_VALUE} if unknown
 	 * @param now the current time
@@ -178,10 +182,11 @@ public final class RateBucket {
 		long given = units;
 		long fraction = 0;
 		boolean known = takenAt != Long.MIN_VALUE;
-		if (known && takenAt != this.time && takenAt < this.peakSince) {
+		boolean last = known && takenAt == this.lastTake;
+		if (known && !last && takenAt < this.peakSince) {
 			given = 0;
 		}
-		else if ((known || this.time > now) && takenAt != this.time) {
+		else if ((known || this.time > now) && !last) {
 			// the room above the peak, whole units and a fraction; none without a peak
 			// (the bookings ahead are unknown)
 			long room = (this.peak == Long.MIN_VALUE) ? 0 : this.capacity - this.peak;

@@ -108,7 +108,7 @@ final class RefusalHandling {
 						reason(answer, status), answer.reset(now)));
 			}
 			case RATE_LIMITED -> {
-				Duration wait = (answer.delay() != null) ? answer.delay() : backoff(attempt);
+				Duration wait = waitOf(answer, attempt);
 				this.engine.rateLimited(pool, answer.dimension(), wait);
 				if (plan.routed()) {
 					plan.route().refused(false);
@@ -142,7 +142,7 @@ final class RefusalHandling {
 				if (!answer.retryAllowed() || attempt >= this.retry.maxAttempts()) {
 					return Outcome.pass();
 				}
-				Duration wait = (answer.delay() != null) ? answer.delay() : backoff(attempt);
+				Duration wait = waitOf(answer, attempt);
 				boolean fits = wait.compareTo(this.retry.maxBackoff()) <= 0
 						&& this.engine.clock().nanoTime() + wait.toNanos() <= deadline;
 				return fits ? Outcome.retry(jitter(wait)) : Outcome.pass();
@@ -155,6 +155,16 @@ final class RefusalHandling {
 
 	private static String reason(Answer answer, int status) {
 		return (answer.reason() != null) ? answer.reason() : "HTTP " + status;
+	}
+
+	/**
+	 * The wait the answer names; else, or for a wait of nothing ({@code retry-after: 0},
+	 * a date past: the limit it speaks of is spent now, so an attempt at once is refused
+	 * again), the backoff.
+	 */
+	private Duration waitOf(Answer answer, int attempt) {
+		Duration named = answer.delay();
+		return (named != null && named.compareTo(Duration.ZERO) > 0) ? named : backoff(attempt);
 	}
 
 	/**

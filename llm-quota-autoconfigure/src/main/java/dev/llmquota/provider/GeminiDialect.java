@@ -115,7 +115,7 @@ final class GeminiDialect implements Dialect {
 					}
 				}
 				else if (type != null && type.endsWith("google.rpc.RetryInfo")) {
-					wait = Waits.named(Durations.parse(Json.text(detail, "retryDelay")));
+					wait = Durations.parse(Json.text(detail, "retryDelay"));
 				}
 			}
 		}

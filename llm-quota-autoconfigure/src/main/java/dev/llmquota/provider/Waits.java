@@ -24,27 +24,18 @@ public final class Waits {
 	 * {@code retry-after} in seconds or as an HTTP-date.
 	 * @param headers the refusal's headers
 	 * @param now the current wall time, for an HTTP-date
-	 * @return the wait, or {@code null} if the headers name none (or a wait of nothing)
+	 * @return the wait, or {@code null} if the headers name none
 	 */
 	public static Duration fromHeaders(HeaderLookup headers, Instant now) {
 		String millis = headers.get("retry-after-ms");
 		if (millis != null) {
 			Duration seconds = Durations.seconds(millis);
 			if (seconds != null) {
-				return named(Duration.ofNanos(seconds.toNanos() / 1000));
+				return Duration.ofNanos(seconds.toNanos() / 1000);
 			}
 		}
 		String after = headers.get("retry-after");
-		return (after != null) ? named(Durations.retryAfter(after, now)) : null;
-	}
-
-	/**
-	 * A refusal's wait of nothing ({@code retry-after: 0}) names none: the limit it
-	 * speaks of is spent now, and an attempt at once is refused again. The call backs off
-	 * as for a refusal that names no wait.
-	 */
-	static Duration named(Duration wait) {
-		return (wait == null || wait.isZero() || wait.isNegative()) ? null : wait;
+		return (after != null) ? Durations.retryAfter(after, now) : null;
 	}
 
 	/** Returns the wait a message hints at, or {@code null}. */
@@ -56,7 +47,7 @@ public final class Waits {
 		if (!matcher.find()) {
 			return null;
 		}
-		return named(Durations.parse(matcher.group(1)));
+		return Durations.parse(matcher.group(1));
 	}
 
 	/** Returns the first wait that is known. */

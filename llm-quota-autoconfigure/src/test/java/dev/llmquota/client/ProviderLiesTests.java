@@ -139,7 +139,8 @@ class ProviderLiesTests {
 	 * A refusal whose wait is nothing ({@code retry-after: 0}, or a date already past):
 	 * the limit it names is spent now, so an attempt at once is refused again. It backs
 	 * off as a refusal naming no wait does (100 ms, then 200 ms here), rather than spend
-	 * every attempt within a few milliseconds.
+	 * every attempt within a few milliseconds, or wait for the reset header's full
+	 * refill.
 	 */
 	@Test
 	void aRefusalWhoseWaitIsNothingBacksOffAsForNoWait() {
@@ -148,7 +149,10 @@ class ProviderLiesTests {
 				GovernedApp app = start(server, "llm.quota.providers.p.models.m.tokens-per-minute=100000",
 						"llm.quota.retry.max-attempts=3", "llm.quota.retry.initial-backoff=100ms")) {
 			for (String retryAfter : List.of("0", "Thu, 01 Jan 1970 00:00:00 GMT")) {
-				server.answer(429, withJson("retry-after", retryAfter), refusal);
+				// a reset header too: its time to full refill does not stand in for the
+				// wait
+				server.answer(429, withJson("retry-after", retryAfter, "x-ratelimit-remaining-requests", "0",
+						"x-ratelimit-reset-requests", "6m0s"), refusal);
 				int before = server.requests().size();
 				long start = System.nanoTime();
 				assertThatException().isThrownBy(() -> call(app, server, "RestClient"))

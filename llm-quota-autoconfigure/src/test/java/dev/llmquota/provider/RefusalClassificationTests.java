@@ -95,25 +95,24 @@ class RefusalClassificationTests {
 	}
 
 	/**
-	 * A wait of nothing, in a header, a hint or Gemini's RetryInfo, names none: the limit
-	 * is spent now, and the call backs off rather than retry at once.
+	 * A wait of nothing is what the provider said: kept, not replaced by a reset header's
+	 * time to full refill (minutes, which would hold the pool that long); the call backs
+	 * off (see ProviderLiesTests).
 	 */
 	@Test
-	void aWaitOfNothingNamesNoWait() {
+	void aWaitOfNothingIsKeptNotReplacedByAResetHeader() {
 		String openAi = """
-				{"error":{"message":"Rate limit reached. Please try again in 0s.","type":"requests"}}""";
-		assertThat(classify(DialectId.OPENAI, 429, Map.of("retry-after", "0"), openAi).delay()).isNull();
-		assertThat(classify(DialectId.OPENAI, 429, Map.of("retry-after-ms", "0"), openAi).delay()).isNull();
+				{"error":{"message":"Rate limit reached.","type":"tokens","code":"rate_limit_exceeded"}}""";
+		assertThat(classify(DialectId.OPENAI, 429,
+				Map.of("retry-after", "0", "x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "6m0s"),
+				openAi)
+			.delay()).isEqualTo(Duration.ZERO);
 		String gemini = """
 				{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Quota exceeded.","details":[
 				{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[
 				{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel"}]},
 				{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0s"}]}}""";
-		assertThat(classify(DialectId.GEMINI, 429, Map.of(), gemini).delay()).isNull();
-		String shared = """
-				{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Resource exhausted.","details":[
-				{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0s"}]}}""";
-		assertThat(classify(DialectId.GEMINI, 429, Map.of(), shared).delay()).isNull();
+		assertThat(classify(DialectId.GEMINI, 429, Map.of(), gemini).delay()).isEqualTo(Duration.ZERO);
 	}
 
 	@Test

@@ -14,6 +14,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import dev.llmquota.LlmQuota;
+import dev.llmquota.UnroutableCallException;
 import dev.llmquota.core.Account;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
@@ -243,7 +244,7 @@ public final class LlmQuotaCalls {
 	 * @param headers the request's headers
 	 * @param attributes the request's attributes
 	 * @return the entry, or {@code null}
-	 * @throws IllegalArgumentException for a call to a route that spends no model's quota
+	 * @throws UnroutableCallException for a call to a route that spends no model's quota
 	 */
 	public ProviderEntry entry(String method, URI uri, HeaderLookup headers, Function<String, Object> attributes) {
 		if (Boolean.TRUE.equals(bool(attributes.apply(LlmQuota.SKIP)))) {
@@ -292,10 +293,11 @@ public final class LlmQuotaCalls {
 			.map((target) -> target.entry().provider().id() + " (" + target.entry().provider().baseUrl() + ")")
 			.distinct()
 			.collect(Collectors.joining(", "));
-		throw new IllegalArgumentException("Route '" + route.route().name() + "' serves model calls only: "
-				+ method.toUpperCase(Locale.ROOT) + " " + path.substring(Math.min(below, path.length()))
-				+ " spends no model's quota, and no one target serves it (a file uploaded to one deployment is"
-				+ " unknown to the others). Send it to a provider entry's base-url: " + targets);
+		throw new UnroutableCallException(route.route().name(),
+				"Route '" + route.route().name() + "' serves model calls only: " + method.toUpperCase(Locale.ROOT) + " "
+						+ path.substring(Math.min(below, path.length()))
+						+ " spends no model's quota, and no one target serves it (a file uploaded to one deployment is"
+						+ " unknown to the others). Send it to a provider entry's base-url: " + targets);
 	}
 
 	private static ProviderEntry spending(ProviderEntry entry, URI uri) {

@@ -10,6 +10,7 @@ import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaStoreUnavailableException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.RateLimitedException;
+import dev.llmquota.UnroutableCallException;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
@@ -60,9 +61,13 @@ public class LlmQuotaExceptionHandler {
 	/**
 	 * Returns the status an exception answers with.
 	 * @param ex the exception
-	 * @return 429 or 503
+	 * @return 429, 503, or 500 for a call the application addressed to a route that
+	 * cannot serve it
 	 */
 	static HttpStatus statusOf(LlmQuotaException ex) {
+		if (ex instanceof UnroutableCallException) {
+			return HttpStatus.INTERNAL_SERVER_ERROR;
+		}
 		return (ex instanceof QuotaWaitTimeoutException || ex instanceof RateLimitedException)
 				? HttpStatus.TOO_MANY_REQUESTS : HttpStatus.SERVICE_UNAVAILABLE;
 	}
@@ -82,6 +87,9 @@ public class LlmQuotaExceptionHandler {
 		}
 		if (ex instanceof QuotaStoreUnavailableException) {
 			return "LLM quota store unavailable";
+		}
+		if (ex instanceof UnroutableCallException) {
+			return "LLM route cannot serve the call";
 		}
 		return "LLM quota engine shut down";
 	}
@@ -108,6 +116,9 @@ public class LlmQuotaExceptionHandler {
 		}
 		if (ex instanceof QuotaStoreUnavailableException) {
 			return "The quota store does not answer; no call to " + what + " was sent.";
+		}
+		if (ex instanceof UnroutableCallException unroutable) {
+			return "Route '" + unroutable.getRoute() + "' serves model calls only; this call was not sent.";
 		}
 		return "The application is shutting down; no call to " + what + " was sent.";
 	}

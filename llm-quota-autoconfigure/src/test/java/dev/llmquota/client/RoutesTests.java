@@ -1,13 +1,17 @@
 package dev.llmquota.client;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.QuotaWaitTimeoutException;
+import dev.llmquota.UnroutableCallException;
 import dev.llmquota.autoconfigure.InvalidQuotaPropertyException;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.ManualClock;
@@ -17,6 +21,8 @@ import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
 import dev.llmquota.test.simulator.RequestRecord;
 import io.micrometer.core.instrument.MeterRegistry;
+import okhttp3.Call;
+import okhttp3.Callback;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
@@ -365,7 +371,7 @@ class RoutesTests {
 	 * call (a 2 MiB upload estimated at half a million tokens).
 	 */
 	@Test
-	void aCallThatSpendsNoModelsQuotaFailsOnARouteSayingWhereItGoes() {
+	void aCallThatSpendsNoModelsQuotaFailsOnARouteSayingWhereItGoes() throws Exception {
 		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
 		GovernedApp app = app(entry("first", first, "openai", "models.gpt-4o.requests-per-minute=600"),
 				target(0, "first", "gpt-4o"));
@@ -376,7 +382,8 @@ class RoutesTests {
 			.contentType(MediaType.APPLICATION_OCTET_STREAM)
 			.body(upload)
 			.retrieve()
-			.body(String.class)).hasMessageContaining("Route 'gpt4o'")
+			.body(String.class)).isInstanceOf(UnroutableCallException.class)
+			.hasMessageContaining("Route 'gpt4o'")
 			.hasMessageContaining("/v1/files")
 			.hasMessageContaining("base-url");
 		assertThatThrownBy(() -> app.webClient()
@@ -384,7 +391,29 @@ class RoutesTests {
 			.uri(LlmQuota.route("gpt4o") + "/v1/batches")
 			.retrieve()
 			.bodyToMono(String.class)
-			.block(Duration.ofSeconds(30))).hasMessageContaining("Route 'gpt4o'");
+			.block(Duration.ofSeconds(30))).isInstanceOf(UnroutableCallException.class);
+		// an SDK's call on OkHttp's dispatcher: an answer SDKs do not retry, not an
+		// IOException they would
+		OkHttpClient okHttp = new OkHttpClient.Builder()
+			.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
+			.build();
+		CompletableFuture<Response> answered = new CompletableFuture<>();
+		okHttp.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + "/v1/models").build())
+			.enqueue(new Callback() {
+				@Override
+				public void onFailure(Call call, IOException ex) {
+					answered.completeExceptionally(ex);
+				}
+
+				@Override
+				public void onResponse(Call call, Response response) {
+					answered.complete(response);
+				}
+			});
+		try (Response response = answered.get(30, TimeUnit.SECONDS)) {
+			assertThat(response.code()).isEqualTo(400);
+			assertThat(response.header("x-should-retry")).isEqualTo("false");
+		}
 		assertThat(first.requestLog().records()).isEmpty();
 		assertThat(taken(app)).containsExactly(0L);
 		restCall(app);

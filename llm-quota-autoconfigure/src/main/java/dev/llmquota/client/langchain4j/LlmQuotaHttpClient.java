@@ -100,7 +100,14 @@ final class LlmQuotaHttpClient implements HttpClient {
 	@Override
 	public void execute(HttpRequest request, ServerSentEventParser parser, ServerSentEventListener listener) {
 		Map<String, Object> scope = scope();
-		ProviderEntry entry = entry(request, scope);
+		ProviderEntry entry;
+		try {
+			entry = entry(request, scope);
+		}
+		catch (RuntimeException ex) {
+			quietly(() -> listener.onError(ex));
+			return;
+		}
 		if (entry == null) {
 			plain().execute(request, parser, listener);
 			return;
@@ -156,8 +163,14 @@ final class LlmQuotaHttpClient implements HttpClient {
 			// multipart uploads (audio, files) are not calls llm-quota meters
 			return null;
 		}
-		return this.calls.entry(request.method().name(), URI.create(request.url()), (name) -> header(request, name),
-				scope::get);
+		try {
+			return this.calls.entry(request.method().name(), URI.create(request.url()), (name) -> header(request, name),
+					scope::get);
+		}
+		catch (LlmQuotaException ex) {
+			// a call a route cannot serve: not retried by LangChain4j
+			throw new NonRetriableException(ex.getMessage(), ex);
+		}
 	}
 
 	private static String header(HttpRequest request, String name) {

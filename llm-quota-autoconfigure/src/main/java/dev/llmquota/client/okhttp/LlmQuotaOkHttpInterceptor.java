@@ -9,6 +9,7 @@ import dev.llmquota.LlmQuota;
 import dev.llmquota.LlmQuotaException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.RateLimitedException;
+import dev.llmquota.UnroutableCallException;
 import dev.llmquota.client.BlockingExchange;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
@@ -67,15 +68,15 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 		Request request = chain.request();
 		// no attributes on an SDK's requests: a scope on the calling thread steers them
 		Function<String, Object> attributes = LlmQuota::current;
-		ProviderEntry entry = this.calls.entry(request.method(), request.url().uri(), request::header, attributes);
-		RequestBody original = request.body();
-		if (entry == null || original == null) {
-			return chain.proceed(request);
-		}
-		Buffer buffer = new Buffer();
-		original.writeTo(buffer);
-		byte[] body = buffer.readByteArray();
 		try {
+			ProviderEntry entry = this.calls.entry(request.method(), request.url().uri(), request::header, attributes);
+			RequestBody original = request.body();
+			if (entry == null || original == null) {
+				return chain.proceed(request);
+			}
+			Buffer buffer = new Buffer();
+			original.writeTo(buffer);
+			byte[] body = buffer.readByteArray();
 			return governed(chain, request, original.contentType(), entry, body, attributes);
 		}
 		catch (LlmQuotaException ex) {
@@ -99,10 +100,11 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 	 */
 	static Response refusal(Request request, LlmQuotaException failure) {
 		boolean later = failure instanceof QuotaWaitTimeoutException || failure instanceof RateLimitedException;
+		boolean unroutable = failure instanceof UnroutableCallException;
 		Response.Builder answer = new Response.Builder().request(request)
 			.protocol(Protocol.HTTP_1_1)
-			.code(later ? 429 : 503)
-			.message(later ? "Too Many Requests" : "Service Unavailable")
+			.code(unroutable ? 400 : later ? 429 : 503)
+			.message(unroutable ? "Bad Request" : later ? "Too Many Requests" : "Service Unavailable")
 			.header("x-should-retry", "false")
 			.header(EXCEPTION_HEADER, failure.getClass().getSimpleName());
 		Duration retryAfter = failure.getRetryAfter();

@@ -10,8 +10,6 @@ import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.test.simulator.RequestRecord;
-import okhttp3.Call;
-import okhttp3.Callback;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -136,20 +134,8 @@ class OkHttpGovernanceTests {
 				.isInstanceOf(QuotaExhaustedException.class);
 			// on an enqueued call OkHttp would make an exception an
 			// IOException: an answer
-			CompletableFuture<Response> enqueued = new CompletableFuture<>();
-			client.newCall(request(provider, 10, false, "Hi.")).enqueue(new Callback() {
-
-				@Override
-				public void onFailure(Call call, IOException ex) {
-					enqueued.completeExceptionally(ex);
-				}
-
-				@Override
-				public void onResponse(Call call, Response response) {
-					enqueued.complete(response);
-				}
-
-			});
+			CompletableFuture<Response> enqueued = OkHttpCalls
+				.enqueue(client.newCall(request(provider, 10, false, "Hi.")));
 			try (Response answer = enqueued.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)) {
 				assertThat(answer.code()).isEqualTo(503);
 				assertThat(answer.header("x-should-retry")).isEqualTo("false");

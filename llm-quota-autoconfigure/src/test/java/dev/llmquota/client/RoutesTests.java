@@ -1,6 +1,5 @@
 package dev.llmquota.client;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +20,6 @@ import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
 import dev.llmquota.test.simulator.RequestRecord;
 import io.micrometer.core.instrument.MeterRegistry;
-import okhttp3.Call;
-import okhttp3.Callback;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
@@ -397,19 +394,8 @@ class RoutesTests {
 		OkHttpClient okHttp = new OkHttpClient.Builder()
 			.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
 			.build();
-		CompletableFuture<Response> answered = new CompletableFuture<>();
-		okHttp.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + "/v1/models").build())
-			.enqueue(new Callback() {
-				@Override
-				public void onFailure(Call call, IOException ex) {
-					answered.completeExceptionally(ex);
-				}
-
-				@Override
-				public void onResponse(Call call, Response response) {
-					answered.complete(response);
-				}
-			});
+		CompletableFuture<Response> answered = OkHttpCalls
+			.enqueue(okHttp.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + "/v1/models").build()));
 		try (Response response = answered.get(30, TimeUnit.SECONDS)) {
 			assertThat(response.code()).isEqualTo(400);
 			assertThat(response.header("x-should-retry")).isEqualTo("false");

@@ -22,8 +22,8 @@ class RateBucketPropertyTests {
 	@MethodSource("dev.llmquota.core.Seeds#seeds")
 	void matchesExactReferenceAndNeverExceedsCapacity(long seed) {
 		SplittableRandom random = new SplittableRandom(seed);
-		long rate = 1 + random.nextLong(random.nextBoolean() ? 600 : 3_000_000);
-		long capacity = 1 + random.nextLong(Math.max(1, rate / (1 + random.nextInt(60))) + 1);
+		long rate = rate(random);
+		long capacity = capacity(random, rate);
 		long now = random.nextLong(1_000_000_000_000L);
 		RateBucket bucket = new RateBucket(rate, capacity, now);
 		Reference reference = new Reference(rate, capacity);
@@ -77,8 +77,8 @@ class RateBucketPropertyTests {
 	@MethodSource("dev.llmquota.core.Seeds#seeds")
 	void givingBackCancelledCallsNeverLetsALaterBookingTakeUnitsTheTimelineLacks(long seed) {
 		SplittableRandom random = new SplittableRandom(seed);
-		long rate = 1 + random.nextLong(random.nextBoolean() ? 600 : 3_000_000);
-		long capacity = 1 + random.nextLong(Math.max(1, rate / (1 + random.nextInt(60))) + 1);
+		long rate = rate(random);
+		long capacity = capacity(random, rate);
 		long start = random.nextLong(1_000_000_000_000L);
 		long now = start;
 		RateBucket bucket = new RateBucket(rate, capacity, now);
@@ -107,6 +107,16 @@ class RateBucketPropertyTests {
 			}
 			assertTimelineHolds(seed, step, bookings, rate, capacity, start);
 		}
+	}
+
+	/** A rate per minute: a few requests, or millions of tokens. */
+	static long rate(SplittableRandom random) {
+		return 1 + random.nextLong(random.nextBoolean() ? 600 : 3_000_000);
+	}
+
+	/** A capacity of up to a minute of the rate, and from 1. */
+	static long capacity(SplittableRandom random, long rate) {
+		return 1 + random.nextLong(Math.max(1, rate / (1 + random.nextInt(60))) + 1);
 	}
 
 	private static void assertTimelineHolds(long seed, int step, List<long[]> bookings, long rate, long capacity,

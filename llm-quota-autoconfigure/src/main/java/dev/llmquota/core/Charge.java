@@ -24,6 +24,15 @@ public record Charge(BucketSpec bucket, long units, long takenAt) {
 	}
 
 	/**
+	 * Returns these units, taken at the given time.
+	 * @param at when the store took them, in its own clock
+	 * @return the charge
+	 */
+	public Charge at(long at) {
+		return new Charge(this.bucket, this.units, at);
+	}
+
+	/**
 	 * Returns the charge that gives these units back, taken when they were.
 	 * @return the refund
 	 */

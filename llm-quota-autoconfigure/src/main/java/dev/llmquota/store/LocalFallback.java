@@ -80,12 +80,11 @@ final class LocalFallback {
 				: new Booking.Lease(LEASE_PREFIX + this.leaseIds.incrementAndGet(), List.copyOf(request.slots()));
 		// the caller keeps the real buckets, each taken when the local books took it:
 		// corrections after Redis is back come here
-		List<Charge> charges = new ArrayList<>(request.charges().size());
-		for (int i = 0; i < request.charges().size(); i++) {
-			Charge charge = request.charges().get(i);
-			charges.add(new Charge(charge.bucket(), charge.units(), booked.charges().get(i).takenAt()));
+		Charge[] charges = request.charges().toArray(new Charge[0]);
+		for (int i = 0; i < charges.length; i++) {
+			charges[i] = charges[i].at(booked.charges().get(i).takenAt());
 		}
-		return new Booking.Booked(booked.start(), booked.bookedAt(), List.copyOf(charges), lease, false, true);
+		return new Booking.Booked(booked.start(), booked.bookedAt(), List.of(charges), lease, false, true);
 	}
 
 	long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {

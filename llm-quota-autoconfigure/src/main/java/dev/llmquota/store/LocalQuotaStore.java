@@ -2,7 +2,6 @@ package dev.llmquota.store;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,7 +87,7 @@ public final class LocalQuotaStore implements QuotaStore {
 				return new Booking.Refused(binding, wait);
 			}
 			long start = now + wait;
-			List<Charge> taken = new ArrayList<>(charges);
+			Charge[] taken = charges.toArray(new Charge[0]);
 			for (int i = 0; i < charges.size(); i++) {
 				Charge charge = charges.get(i);
 				if (buckets[i] instanceof DayCounter counter) {
@@ -101,10 +100,10 @@ public final class LocalQuotaStore implements QuotaStore {
 					RateBucket bucket = (RateBucket) buckets[i];
 					long at = now + rateWait(bucket, charge, keep, now);
 					bucket.take(charge.units(), at);
-					taken.set(i, new Charge(charge.bucket(), charge.units(), at));
+					taken[i] = charge.at(at);
 				}
 			}
-			return new Booking.Booked(start, wallNow, List.copyOf(taken));
+			return new Booking.Booked(start, wallNow, List.of(taken));
 		}
 		finally {
 			this.lock.unlock();

@@ -105,14 +105,13 @@ final class QuotaScript {
 	 * the booking's, or ahead of it (the bucket's time after the booking, in the reply).
 	 */
 	private static List<Charge> taken(List<Object> reply, List<Charge> charges, long redisNow) {
-		List<Charge> taken = new ArrayList<>(charges);
-		for (int i = 0; i < charges.size() && reply.size() > 5 + 2 * i; i++) {
-			Charge charge = charges.get(i);
-			if (!charge.bucket().daily()) {
-				taken.set(i, new Charge(charge.bucket(), charge.units(), redisNow + number(reply, 5 + 2 * i)));
+		Charge[] taken = charges.toArray(new Charge[0]);
+		for (int i = 0; i < taken.length && reply.size() > 5 + 2 * i; i++) {
+			if (!taken[i].bucket().daily()) {
+				taken[i] = taken[i].at(redisNow + number(reply, 5 + 2 * i));
 			}
 		}
-		return List.copyOf(taken);
+		return List.of(taken);
 	}
 
 	static Booking booking(List<Object> reply, BookingRequest request, long now, Instant wallNow, String lease) {

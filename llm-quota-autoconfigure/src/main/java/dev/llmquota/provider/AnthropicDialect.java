@@ -54,7 +54,7 @@ final class AnthropicDialect implements Dialect {
 	 */
 	@Override
 	public boolean spendsQuota(String path, int below) {
-		return !PathSegments.endsWith(path, "/count_tokens") && !PathSegments.anyOf(path, below, NO_QUOTA);
+		return !path.endsWith("/count_tokens") && !PathSegments.anyOf(path, below, NO_QUOTA);
 	}
 
 	@Override

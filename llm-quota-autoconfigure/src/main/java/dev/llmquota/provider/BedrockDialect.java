@@ -70,7 +70,7 @@ final class BedrockDialect implements Dialect {
 	/** CountTokens spends no model's quota. */
 	@Override
 	public boolean spendsQuota(String path, int below) {
-		return !PathSegments.endsWith(path, "/count-tokens");
+		return !path.endsWith("/count-tokens");
 	}
 
 	@Override

@@ -16,6 +16,9 @@ final class GeminiDialect implements Dialect {
 
 	private static final String[] NO_QUOTA = { "files", "cachedContents", "batches" };
 
+	private static final String[] NO_QUOTA_METHODS = { ":countTokens", ":computeTokens", ":batchGenerateContent",
+			":asyncBatchEmbedContent" };
+
 	static final GeminiDialect INSTANCE = new GeminiDialect();
 
 	private static final List<String> TEXT = List.of("systemInstruction", "system_instruction", "contents", "content",
@@ -62,8 +65,7 @@ final class GeminiDialect implements Dialect {
 	 */
 	@Override
 	public boolean spendsQuota(String path, int below) {
-		return !PathSegments.endsWith(path, ":countTokens", ":computeTokens", ":batchGenerateContent",
-				":asyncBatchEmbedContent") && !PathSegments.anyOf(path, below, NO_QUOTA);
+		return !PathSegments.endsWith(path, NO_QUOTA_METHODS) && !PathSegments.anyOf(path, below, NO_QUOTA);
 	}
 
 	/** A call on a cached content. */

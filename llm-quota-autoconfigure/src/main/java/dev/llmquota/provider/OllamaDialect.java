@@ -10,6 +10,9 @@ import tools.jackson.databind.JsonNode;
  */
 final class OllamaDialect implements Dialect {
 
+	private static final String[] NO_MODEL = { "/api/show", "/api/pull", "/api/push", "/api/create", "/api/copy",
+			"/api/delete" };
+
 	static final OllamaDialect INSTANCE = new OllamaDialect();
 
 	private static final List<String> TEXT = List.of("system", "messages", "prompt", "input");
@@ -42,8 +45,7 @@ final class OllamaDialect implements Dialect {
 	 */
 	@Override
 	public boolean spendsQuota(String path, int below) {
-		return !PathSegments.endsWith(path, "/api/show", "/api/pull", "/api/push", "/api/create", "/api/copy",
-				"/api/delete") && !path.contains("/api/blobs/");
+		return !PathSegments.endsWith(path, NO_MODEL) && !path.contains("/api/blobs/");
 	}
 
 	@Override

@@ -22,6 +22,13 @@ class OpenAiDialect implements Dialect {
 	private static final String[] NO_QUOTA = { "files", "uploads", "batches", "fine_tuning", "vector_stores",
 			"conversations", "realtime" };
 
+	private static final String[] NO_QUOTA_ENDINGS = { "/responses/input_tokens", "/audio/transcriptions",
+			"/audio/translations", "/images/edits", "/images/variations" };
+
+	private static final String[] PROMPT_CACHED = { "prompt_tokens_details", "cached_tokens" };
+
+	private static final String[] INPUT_CACHED = { "input_tokens_details", "cached_tokens" };
+
 	static final OpenAiDialect INSTANCE = new OpenAiDialect();
 
 	private static final List<String> TEXT = List.of("messages", "input", "instructions", "prompt");
@@ -67,8 +74,7 @@ class OpenAiDialect implements Dialect {
 	 */
 	@Override
 	public boolean spendsQuota(String path, int below) {
-		return !PathSegments.anyOf(path, below, NO_QUOTA) && !PathSegments.endsWith(path, "/responses/input_tokens",
-				"/audio/transcriptions", "/audio/translations", "/images/edits", "/images/variations");
+		return !PathSegments.anyOf(path, below, NO_QUOTA) && !PathSegments.endsWith(path, NO_QUOTA_ENDINGS);
 	}
 
 	/** A Responses call continuing a previous response or a conversation. */
@@ -216,8 +222,7 @@ class OpenAiDialect implements Dialect {
 	private static void readUsage(JsonNode counts, UsageAccumulator usage) {
 		// Chat Completions: prompt/completion; Responses: input/output.
 		Long input = Json.max(Json.count(counts, "prompt_tokens"), Json.count(counts, "input_tokens"));
-		Long cached = Json.max(Json.count(counts, "prompt_tokens_details", "cached_tokens"),
-				Json.count(counts, "input_tokens_details", "cached_tokens"));
+		Long cached = Json.max(Json.count(counts, PROMPT_CACHED), Json.count(counts, INPUT_CACHED));
 		Long output = Json.max(Json.count(counts, "completion_tokens"), Json.count(counts, "output_tokens"));
 		usage.input(input, cached);
 		usage.output(output);

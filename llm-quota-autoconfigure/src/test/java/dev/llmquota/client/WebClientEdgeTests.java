@@ -27,6 +27,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -614,21 +615,37 @@ class WebClientEdgeTests {
 						+ "data: {\"choices\":[{\"delta\":{\"content\n\ndata: [DONE]\n\n"));
 	}
 
-	@Test
-	void theFilterAddedTwiceGovernsACallOnce() {
+	/**
+	 * A second llm-quota filter passes the governed request on, whether it sees it as the
+	 * first one sent it or as a filter between copied it; the caller's attributes reach
+	 * the filters after, and the HTTP request.
+	 */
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void theFilterAddedTwiceGovernsACallOnce(boolean copiedBetween) {
 		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"), "{}");
 				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
 						"llm.quota.providers.p.models.m.concurrent-requests=1", "llm.quota.max-wait=1s")) {
+			List<Object> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
 			WebClient client = app.context()
 				.getBean(WebClient.Builder.class)
+				.filter((request, next) -> next.exchange(copiedBetween ? ClientRequest.from(request).build() : request))
 				.filter(app.context().getBean(dev.llmquota.client.webclient.LlmQuotaExchangeFilterFunction.class))
+				.filter((request, next) -> {
+					seen.add(request.attribute("caller").orElse("none"));
+					return next.exchange(request);
+				})
 				.build();
 			assertThat(client.post()
 				.uri(server.baseUrl() + "/v1/chat/completions")
+				.attribute("caller", "mine")
+				.httpRequest((request) -> seen.add(request.getAttributes().get("caller")))
 				.bodyValue(Map.of("model", "m"))
 				.retrieve()
 				.bodyToMono(String.class)
 				.block(PATIENCE)).isEqualTo("{}");
+			assertThat(seen).containsExactly("mine", "mine");
+			assertThat(app.engine().inFlight(app.engine().pool("p", "m").account())).isZero();
 		}
 	}
 

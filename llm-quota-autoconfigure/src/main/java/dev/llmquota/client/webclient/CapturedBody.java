@@ -80,8 +80,8 @@ record CapturedBody(byte[] bytes, HttpHeaders headers) {
 
 		Sink(ClientRequest request) {
 			this.request = request;
-			this.headers = new HttpHeaders();
-			this.headers.putAll(request.headers());
+			// copied by name, not through HttpHeaders' case-insensitive entry set
+			this.headers = HttpHeaders.copyOf(request.headers());
 		}
 
 		@Override

@@ -2,6 +2,7 @@ package dev.llmquota.client.webclient;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -68,13 +69,16 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 
 	@Override
 	public Mono<ClientResponse> filter(ClientRequest request, ExchangeFunction next) {
-		if (request.attribute(GOVERNED).isPresent()) {
+		if (request instanceof ReplayedRequest || request.attributes().containsKey(GOVERNED)) {
 			return next.exchange(request);
 		}
 		// an attribute on the request wins; else a Reactor context or a scope
 		// on this thread
-		return Mono.deferContextual((context) -> governed(request, next,
-				(name) -> request.attribute(name).orElseGet(() -> LlmQuota.current(context, name))));
+		Map<String, Object> own = request.attributes();
+		return Mono.deferContextual((context) -> governed(request, next, (name) -> {
+			Object value = own.get(name);
+			return (value != null) ? value : LlmQuota.current(context, name);
+		}));
 	}
 
 	private Mono<ClientResponse> governed(ClientRequest request, ExchangeFunction next,

@@ -22,6 +22,9 @@ import org.springframework.web.reactive.function.client.ExchangeStrategies;
  * cookies, the HTTP request's customizer, log prefix) is the caller's request's own, read
  * through rather than copied as {@code ClientRequest.from} would. It writes itself as
  * Spring's own requests do: headers, cookies, attributes, the customizer, then the body.
+ * Its attributes are the caller's with {@link LlmQuotaExchangeFilterFunction#GOVERNED}
+ * set, copied only when asked for: a copy of it made by a filter downstream passes a
+ * second llm-quota filter by that mark; the request itself, by its type.
  */
 final class ReplayedRequest implements ClientRequest {
 
@@ -33,7 +36,8 @@ final class ReplayedRequest implements ClientRequest {
 
 	private final byte[] bytes;
 
-	private final Map<String, Object> attributes;
+	/** The caller's attributes and the mark, once asked for. */
+	private Map<String, Object> attributes;
 
 	/**
 	 * Creates the attempt's request.
@@ -51,8 +55,6 @@ final class ReplayedRequest implements ClientRequest {
 		if (this.headers.getContentLength() != bytes.length) {
 			this.headers.setContentLength(bytes.length);
 		}
-		this.attributes = new HashMap<>(request.attributes());
-		this.attributes.put(LlmQuotaExchangeFilterFunction.GOVERNED, Boolean.TRUE);
 	}
 
 	@Override
@@ -82,6 +84,11 @@ final class ReplayedRequest implements ClientRequest {
 
 	@Override
 	public Map<String, Object> attributes() {
+		if (this.attributes == null) {
+			Map<String, Object> attributes = new HashMap<>(this.request.attributes());
+			attributes.put(LlmQuotaExchangeFilterFunction.GOVERNED, Boolean.TRUE);
+			this.attributes = attributes;
+		}
 		return this.attributes;
 	}
 
@@ -105,7 +112,9 @@ final class ReplayedRequest implements ClientRequest {
 			cookies.forEach(
 					(name, values) -> values.forEach((value) -> sentCookies.add(name, new HttpCookie(name, value))));
 		}
-		request.getAttributes().putAll(this.attributes);
+		Map<String, Object> attributes = request.getAttributes();
+		attributes.putAll(this.request.attributes());
+		attributes.put(LlmQuotaExchangeFilterFunction.GOVERNED, Boolean.TRUE);
 		Consumer<ClientHttpRequest> customizer = httpRequest();
 		if (customizer != null) {
 			customizer.accept(request);

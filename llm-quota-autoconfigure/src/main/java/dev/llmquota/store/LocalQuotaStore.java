@@ -55,6 +55,7 @@ public final class LocalQuotaStore implements QuotaStore {
 			Object[] buckets = this.booking;
 			BucketSpec binding = null;
 			long longest = -1;
+			long unsaved = 0;
 			for (int i = 0; i < charges.size(); i++) {
 				Charge charge = charges.get(i);
 				long wait;
@@ -64,7 +65,13 @@ public final class LocalQuotaStore implements QuotaStore {
 					wait = dayWait(counter, charge, wallNow);
 				}
 				else {
-					RateBucket bucket = rate(charge.bucket(), now);
+					RateBucket stored = this.rates.get(charge.bucket().key());
+					RateBucket bucket = under(charge.bucket(), stored, now);
+					if (bucket != stored) {
+						// kept only if the booking takes from it
+						bucket = sameIn(charges, buckets, i, bucket);
+						unsaved |= (i < Long.SIZE) ? 1L << i : 0;
+					}
 					buckets[i] = bucket;
 					wait = rateWait(bucket, charge, keep, now);
 				}
@@ -98,7 +105,11 @@ public final class LocalQuotaStore implements QuotaStore {
 					// start: a bucket with room now is not held until a slower bucket
 					// allows the call.
 					RateBucket bucket = (RateBucket) buckets[i];
+					if (i >= Long.SIZE || (unsaved & (1L << i)) != 0) {
+						this.rates.put(charge.bucket().key(), bucket);
+					}
 					long at = now + rateWait(bucket, charge, keep, now);
+					bucket.advance(now);
 					bucket.take(charge.units(), at);
 					taken[i] = charge.at(at);
 				}
@@ -176,7 +187,7 @@ public final class LocalQuotaStore implements QuotaStore {
 		}
 		this.lock.lock();
 		try {
-			rate(bucket, now).lowerTo(maxLevel, now);
+			rate(bucket, now, true).lowerTo(maxLevel, now);
 		}
 		finally {
 			this.lock.unlock();
@@ -192,7 +203,7 @@ public final class LocalQuotaStore implements QuotaStore {
 				long untilReset = Duration.between(wallNow, counter.nextReset(wallNow)).toNanos();
 				return new BucketState(counter.limit() - counter.used(wallNow), counter.limit(), untilReset);
 			}
-			RateBucket rate = rate(bucket, now);
+			RateBucket rate = rate(bucket, now, false);
 			return new BucketState(rate.level(now), rate.capacity(), rate.nanosUntilFull(now));
 		}
 		finally {
@@ -235,10 +246,12 @@ public final class LocalQuotaStore implements QuotaStore {
 			day(bucket, wallNow).add(units, wallNow);
 		}
 		else if (units >= 0) {
-			rate(bucket, now).take(units, now);
+			RateBucket rate = rate(bucket, now, true);
+			rate.advance(now);
+			rate.take(units, now);
 		}
 		else {
-			rate(bucket, now).give(-units, correction.takenAt(), now);
+			rate(bucket, now, true).give(-units, correction.takenAt(), now);
 		}
 	}
 
@@ -247,7 +260,7 @@ public final class LocalQuotaStore implements QuotaStore {
 		if (spec.daily()) {
 			return dayWait(day(spec, wallNow), charge, wallNow);
 		}
-		return rateWait(rate(spec, now), charge, keep, now);
+		return rateWait(rate(spec, now, false), charge, keep, now);
 	}
 
 	private static long dayWait(DayCounter counter, Charge charge, Instant wallNow) {
@@ -281,16 +294,43 @@ public final class LocalQuotaStore implements QuotaStore {
 		}
 	}
 
-	private RateBucket rate(BucketSpec spec, long now) {
-		RateBucket bucket = this.rates.get(spec.key());
-		if (bucket == null || bucket.ratePerMinute() != spec.enforced() || bucket.capacity() != spec.capacity()) {
-			// A new bucket starts full; a bucket whose limits changed keeps its level and
-			// time.
-			bucket = (bucket != null) ? RateBucket.restore(spec.enforced(), spec.capacity(), bucket.storedLevel(),
-					bucket.time(), bucket.remainder()) : new RateBucket(spec.enforced(), spec.capacity(), now);
+	/**
+	 * Returns a bucket under its spec's limits. A new bucket starts full; a bucket whose
+	 * limits changed keeps its level and time. Only a write keeps what it found: a read
+	 * leaves the books as they were, as the shared store's reads do.
+	 */
+	private RateBucket rate(BucketSpec spec, long now, boolean write) {
+		RateBucket stored = this.rates.get(spec.key());
+		RateBucket bucket = under(spec, stored, now);
+		if (write && bucket != stored) {
 			this.rates.put(spec.key(), bucket);
 		}
 		return bucket;
+	}
+
+	/**
+	 * The bucket an earlier charge of the same booking found for the same key, else the
+	 * one given: two charges of one bucket take from one state.
+	 */
+	private static RateBucket sameIn(List<Charge> charges, Object[] buckets, int index, RateBucket bucket) {
+		for (int j = 0; j < index; j++) {
+			if (buckets[j] instanceof RateBucket earlier
+					&& charges.get(j).bucket().key().equals(charges.get(index).bucket().key())) {
+				return earlier;
+			}
+		}
+		return bucket;
+	}
+
+	/** The stored bucket if its limits are the spec's, else a bucket under them. */
+	private static RateBucket under(BucketSpec spec, RateBucket stored, long now) {
+		if (stored == null) {
+			return new RateBucket(spec.enforced(), spec.capacity(), now);
+		}
+		if (stored.ratePerMinute() != spec.enforced() || stored.capacity() != spec.capacity()) {
+			return stored.withLimits(spec.enforced(), spec.capacity());
+		}
+		return stored;
 	}
 
 	private DayCounter day(BucketSpec spec, Instant wallNow) {

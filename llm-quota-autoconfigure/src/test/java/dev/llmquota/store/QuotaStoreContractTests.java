@@ -302,6 +302,45 @@ public abstract class QuotaStoreContractTests {
 			.isEqualTo(this.now + 8 * SECOND);
 	}
 
+	/**
+	 * Reading a bucket (its state, a wait, a refused booking) writes nothing: what it
+	 * holds once its capacity grew is the same whether anyone looked at it before, in
+	 * every store. The stores differed here: one saved the refill each read found, capped
+	 * at the old capacity, the other saved nothing.
+	 */
+	@Test
+	void readingABucketChangesNothingItsLimitsSeeOnceTheyGrow() {
+		BucketSpec small = rate("a");
+		BucketSpec large = new BucketSpec(small.key(), BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE, 60, 20, UTC);
+		BucketSpec unread = rate("b");
+		BucketSpec unreadLarge = new BucketSpec(unread.key(), BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE, 60,
+				20, UTC);
+		book(this.now, new Charge(small, 10));
+		book(this.now, new Charge(unread, 10));
+		advance(Duration.ofSeconds(30));
+		assertThat(remaining(small)).isEqualTo(10);
+		assertThat(this.store.nanosUntilAvailable(List.of(new Charge(small, 10)), this.now, this.wall)).isZero();
+		BucketSpec day = daily("day", 1);
+		book(this.now, new Charge(day, 1));
+		assertThat(book(this.now, new Charge(small, 10), new Charge(day, 1))).isInstanceOf(Booking.Refused.class);
+		assertThat(remaining(large)).isEqualTo(remaining(unreadLarge)).isEqualTo(20);
+	}
+
+	/**
+	 * A change of limits in between does not make a store forget which take was the last:
+	 * the last call, cancelled, still comes back whole.
+	 */
+	@Test
+	void aCallCancelledAfterTheLimitsChangedGivesBackWhatItTookWhenNothingWasTakenSince() {
+		BucketSpec small = rate("a");
+		BucketSpec large = new BucketSpec(small.key(), BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE, 60, 20, UTC);
+		Booking booking = book(this.now, new Charge(small, 7));
+		this.store.lowerTo(large, 20, this.now);
+		advance(Duration.ofMillis(1));
+		this.store.cancel((Booking.Booked) booking, this.now, this.wall);
+		assertThat(remaining(small)).isEqualTo(10);
+	}
+
 	@Test
 	void aRefundWhileCallsAreBookedAheadGoesToTheCallsBookedNext() {
 		book(this.now, new Charge(rate("a"), 3));

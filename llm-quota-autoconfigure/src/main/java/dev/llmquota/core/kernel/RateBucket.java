@@ -71,22 +71,22 @@ public final class RateBucket {
 	}
 
 	/**
-	 * Restores a bucket from stored state.
+	 * Returns this bucket under other limits: its stored level (at most the new
+	 * capacity), time, remainder and last take are kept; the peak is not (the bookings
+	 * ahead waited under the old limits), so nothing is given back ahead of them while
+	 * they last, as the shared store does.
 	 * @param ratePerMinute units added per minute
 	 * @param capacity the most units the bucket holds
-	 * @param level the stored level
-	 * @param time the time the level was stored at
-	 * @param remainder the stored fractional remainder
-	 * @return the bucket
+	 * @return the bucket under those limits
 	 */
-	public static RateBucket restore(long ratePerMinute, long capacity, long level, long time, long remainder) {
-		RateBucket bucket = new RateBucket(ratePerMinute, capacity, time);
-		bucket.level = Math.min(level, capacity);
-		// the bookings ahead are unknown: nothing is given back while they last
+	public RateBucket withLimits(long ratePerMinute, long capacity) {
+		RateBucket bucket = new RateBucket(ratePerMinute, capacity, this.time);
+		bucket.level = Math.min(this.level, capacity);
+		bucket.remainder = this.remainder;
 		bucket.peak = capacity;
 		bucket.peakRemainder = 0;
 		bucket.peakSince = Long.MAX_VALUE;
-		bucket.remainder = (remainder >= 0 && remainder < Arith.NANOS_PER_MINUTE) ? remainder : 0;
+		bucket.lastTake = this.lastTake;
 		return bucket;
 	}
 
@@ -99,13 +99,13 @@ public final class RateBucket {
 	}
 
 	/**
-	 * Returns the level at the given time.
+	 * Returns the level at the given time. Reads change nothing: what a bucket holds
+	 * later does not depend on who looked at it before (its limits may change between).
 	 * @param now the current time
 	 * @return the units available now (negative while in debt)
 	 */
 	public long level(long now) {
-		at(now);
-		return this.level;
+		return refilledLevel(now);
 	}
 
 	/**
@@ -128,18 +128,7 @@ public final class RateBucket {
 	 * @return nanoseconds to wait, 0 when the units can be taken now
 	 */
 	public long nanosUntil(long units, long floor, long now) {
-		at(now);
-		long need = Math.min(Arith.saturatedAdd(units, floor), this.capacity);
-		long base = Math.max(0, this.time - now);
-		if (this.level >= need) {
-			return base;
-		}
-		long deficit = need - this.level;
-		// time t such that (t * rate + remainder) / NANOS_PER_MINUTE >= deficit
-		long wanted = Arith.mulDiv(deficit, Arith.NANOS_PER_MINUTE, 1);
-		long nanos = (wanted == Long.MAX_VALUE) ? Long.MAX_VALUE
-				: Arith.mulDivCeil(Math.max(0, wanted - this.remainder), 1, this.ratePerMinute);
-		return Arith.saturatedAdd(base, nanos);
+		return nanosUntilLevel(Math.min(Arith.saturatedAdd(units, floor), this.capacity), now);
 	}
 
 	/**
@@ -178,7 +167,7 @@ public final class RateBucket {
 	 * @param now the current time
 	 */
 	public void give(long units, long takenAt, long now) {
-		at(now);
+		advance(now);
 		long given = units;
 		long fraction = 0;
 		boolean known = takenAt != Long.MIN_VALUE;
@@ -228,7 +217,7 @@ public final class RateBucket {
 	 * @param now the current time
 	 */
 	public void lowerTo(long maxLevel, long now) {
-		at(now);
+		advance(now);
 		if (maxLevel < this.level || (maxLevel == this.level && this.remainder > 0)) {
 			this.level = maxLevel;
 			this.remainder = 0;
@@ -241,36 +230,30 @@ public final class RateBucket {
 	 * @return nanoseconds until full
 	 */
 	public long nanosUntilFull(long now) {
-		at(now);
-		if (this.level >= this.capacity) {
-			return Math.max(0, this.time - now);
+		return nanosUntilLevel(this.capacity, now);
+	}
+
+	/** How long from {@code now} until the level reaches {@code need}; reads only. */
+	private long nanosUntilLevel(long need, long now) {
+		long level = refilledLevel(now);
+		long base = Math.max(0, this.time - now);
+		if (level >= need) {
+			return base;
 		}
-		long wanted = Arith.mulDiv(this.capacity - this.level, Arith.NANOS_PER_MINUTE, 1);
+		// time t such that (t * rate + remainder) / NANOS_PER_MINUTE >= deficit
+		long wanted = Arith.mulDiv(need - level, Arith.NANOS_PER_MINUTE, 1);
 		long nanos = (wanted == Long.MAX_VALUE) ? Long.MAX_VALUE
-				: Arith.mulDivCeil(Math.max(0, wanted - this.remainder), 1, this.ratePerMinute);
-		return Arith.saturatedAdd(Math.max(0, this.time - now), nanos);
-	}
-
-	/** Returns the stored time, for stores that persist the state. */
-	public long time() {
-		return this.time;
-	}
-
-	/** Returns the stored level without refilling, for stores that persist the state. */
-	public long storedLevel() {
-		return this.level;
-	}
-
-	/** Returns the stored remainder, for stores that persist the state. */
-	public long remainder() {
-		return this.remainder;
+				: Arith.mulDivCeil(Math.max(0, wanted - refilledRemainder(now)), 1, this.ratePerMinute);
+		return Arith.saturatedAdd(base, nanos);
 	}
 
 	/**
-	 * Refills until the caller's clock; once it has passed the bucket's time, no booking
-	 * lies ahead and the peak is forgotten.
+	 * Brings the bucket to the caller's clock before a write: refills until it, and once
+	 * it has passed the bucket's time, no booking lies ahead and the peak is forgotten. A
+	 * store calls it before it takes; giving back and lowering call it themselves.
+	 * @param now the current time
 	 */
-	private void at(long now) {
+	public void advance(long now) {
 		if (now >= this.time) {
 			this.peak = Long.MIN_VALUE;
 			this.peakRemainder = 0;
@@ -284,23 +267,42 @@ public final class RateBucket {
 			// Time that did not advance (or a booking ahead of now) adds nothing.
 			return;
 		}
-		long elapsed = now - this.time;
+		long level = refilledLevel(now);
+		this.remainder = refilledRemainder(now);
+		this.level = level;
 		this.time = now;
-		if (this.level >= this.capacity) {
-			this.remainder = 0;
-			return;
+	}
+
+	/** The level refill gives at {@code now}, not kept. */
+	private long refilledLevel(long now) {
+		long total = refilledTotal(now);
+		if (total < 0) {
+			return this.level;
 		}
-		long missing = this.capacity - this.level;
-		long perMinuteUnits = Arith.mulDiv(elapsed, this.ratePerMinute, 1);
-		long total = Arith.saturatedAdd(perMinuteUnits, this.remainder);
 		long added = total / Arith.NANOS_PER_MINUTE;
-		if (added >= missing || total == Long.MAX_VALUE) {
-			this.level = this.capacity;
-			this.remainder = 0;
-			return;
+		return (added >= this.capacity - this.level || total == Long.MAX_VALUE) ? this.capacity : this.level + added;
+	}
+
+	/** The remainder refill leaves at {@code now}, not kept. */
+	private long refilledRemainder(long now) {
+		long total = refilledTotal(now);
+		if (total < 0) {
+			return (now > this.time) ? 0 : this.remainder;
 		}
-		this.level += added;
-		this.remainder = total % Arith.NANOS_PER_MINUTE;
+		long added = total / Arith.NANOS_PER_MINUTE;
+		return (added >= this.capacity - this.level || total == Long.MAX_VALUE) ? 0 : total % Arith.NANOS_PER_MINUTE;
+	}
+
+	/**
+	 * The refill since the bucket's time with its remainder, in units of 1 / minute; -1
+	 * when none is added: time that did not advance (or a booking ahead of now), or a
+	 * full bucket (whose remainder is then dropped).
+	 */
+	private long refilledTotal(long now) {
+		if (now <= this.time || this.level >= this.capacity) {
+			return -1;
+		}
+		return Arith.saturatedAdd(Arith.mulDiv(now - this.time, this.ratePerMinute, 1), this.remainder);
 	}
 
 	@Override

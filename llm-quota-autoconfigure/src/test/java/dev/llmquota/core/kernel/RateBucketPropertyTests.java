@@ -92,6 +92,8 @@ class RateBucketPropertyTests {
 			else if (op < 7) {
 				long units = 1 + random.nextLong(capacity);
 				long at = now + bucket.nanosUntil(units, now);
+				// as a store takes
+				bucket.advance(now);
 				bucket.take(units, at);
 				long later = random.nextBoolean() ? 0 : random.nextLong(Arith.NANOS_PER_MINUTE / 10);
 				bookings.add(new long[] { at, units, 0, at + later });

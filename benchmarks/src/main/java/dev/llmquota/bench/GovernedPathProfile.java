@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -39,11 +40,19 @@ import org.springframework.web.reactive.function.client.WebClient;
  * 40,000 calls from eight callers. The samples are drawn as an icicle graph (callers
  * above callees, width by samples, llm-quota's frames in orange) into
  * {@code profile.png}, and the frames that cost most are listed in {@code profile.txt}:
- * by self time, and llm-quota's by the time spent in and under them.
+ * by self time, and llm-quota's by the time spent in and under them. Then what llm-quota
+ * adds, frame by frame: the governed client and the baseline (Boot's builder without
+ * llm-quota) recorded in turns, one caller each, every sample weighed by its run's CPU
+ * per call, so each frame reads in microseconds of CPU a call, governed against baseline.
  */
 final class GovernedPathProfile {
 
 	private static final int CALLS = 40_000;
+
+	/** Calls of each client in each of the difference's turns, with one caller. */
+	private static final int TURN_CALLS = 15_000;
+
+	private static final int TURNS = 4;
 
 	private static final int WIDTH = 1600;
 
@@ -60,25 +69,58 @@ final class GovernedPathProfile {
 		DisposableServer server = FilterOverheadBenchmark.server();
 		String base = "http://127.0.0.1:" + server.port();
 		ConfigurableApplicationContext governed = FilterOverheadBenchmark.context(base, true);
+		ConfigurableApplicationContext baseline = FilterOverheadBenchmark.context(base, false);
 		int warmUp;
+		List<List<String>> stacks;
+		// per client (0: baseline, 1: governed): the frames' weights in us a call
+		List<Map<String, Double>> added = List.of(new HashMap<>(), new HashMap<>());
+		double[][] cpu = new double[TURNS][2];
 		try {
 			WebClient client = governed.getBean(WebClient.Builder.class).build();
+			WebClient without = baseline.getBean(WebClient.Builder.class).build();
 			String url = base + "/v1/chat/completions";
 			// warmed as the filter benchmark warms its clients: until the JIT is quiet
-			warmUp = FilterOverheadBenchmark.warm(List.of(client), url).calls();
-			try (Recording recording = new Recording(Configuration.getConfiguration("default"))) {
-				recording.enable("jdk.ExecutionSample").withPeriod(Duration.ofMillis(1));
-				recording.start();
-				FilterOverheadBenchmark.measure(client, url, 8, CALLS);
-				recording.stop();
-				recording.dump(jfr);
+			warmUp = FilterOverheadBenchmark.warm(List.of(without, client), url).calls();
+			stacks = record(jfr, () -> FilterOverheadBenchmark.measure(client, url, 8, CALLS)).stacks();
+			for (int turn = 0; turn < TURNS; turn++) {
+				for (int i = 0; i < 2; i++) {
+					WebClient turnClient = (i == 0) ? without : client;
+					Recorded recorded = record(jfr,
+							() -> FilterOverheadBenchmark.measure(turnClient, url, 1, TURN_CALLS));
+					double perSample = recorded.figures().cpuPerCall() / Math.max(1, recorded.stacks().size()) / TURNS;
+					cpu[turn][i] = recorded.figures().cpuPerCall();
+					for (List<String> stack : recorded.stacks()) {
+						for (String frame : new HashSet<>(stack)) {
+							added.get(i).merge(frame, perSample, Double::sum);
+						}
+					}
+				}
 			}
 		}
 		finally {
 			governed.close();
+			baseline.close();
 			server.disposeNow(Duration.ofSeconds(5));
+			Files.deleteIfExists(jfr);
 		}
 		Node root = new Node("all");
+		stacks.forEach((stack) -> root.add(stack, 0));
+		String text = report(stacks, warmUp) + difference(added, cpu);
+		Files.writeString(results.resolve("profile.txt"), text);
+		draw(root, results.resolve("profile.png"));
+		System.out.println(text);
+	}
+
+	/** Runs a client's calls under JFR's execution samples every millisecond. */
+	private static Recorded record(Path jfr, Measure calls) throws Exception {
+		FilterOverheadBenchmark.Figures figures;
+		try (Recording recording = new Recording(Configuration.getConfiguration("default"))) {
+			recording.enable("jdk.ExecutionSample").withPeriod(Duration.ofMillis(1));
+			recording.start();
+			figures = calls.run();
+			recording.stop();
+			recording.dump(jfr);
+		}
 		List<List<String>> stacks = new ArrayList<>();
 		for (RecordedEvent event : RecordingFile.readAllEvents(jfr)) {
 			if (!event.getEventType().getName().equals("jdk.ExecutionSample")) {
@@ -99,13 +141,55 @@ final class GovernedPathProfile {
 				}
 			}
 			stacks.add(stack);
-			root.add(stack, 0);
 		}
-		Files.deleteIfExists(jfr);
-		String text = report(stacks, warmUp);
-		Files.writeString(results.resolve("profile.txt"), text);
-		draw(root, results.resolve("profile.png"));
-		System.out.println(text);
+		return new Recorded(stacks, figures);
+	}
+
+	/**
+	 * The frames whose time in and under them differs most between the clients, in
+	 * microseconds of CPU a call: llm-quota's, and what they call (Jackson, jtokkit).
+	 */
+	private static String difference(List<Map<String, Double>> perClient, double[][] cpu) {
+		StringBuilder turns = new StringBuilder();
+		for (double[] turn : cpu) {
+			turns.append(
+					String.format(Locale.ROOT, "%s%.1f against %.1f", turns.isEmpty() ? "" : "; ", turn[1], turn[0]));
+		}
+		StringBuilder text = new StringBuilder(String.format(Locale.ROOT,
+				"%nWhat llm-quota adds, frame by frame: %d turns of %,d calls with one caller for each client,"
+						+ " recorded alike; every sample weighs its run's CPU a call over its samples, and each"
+						+ " frame reads as the mean over the turns. CPU a call with llm-quota against without, by"
+						+ " turn (us): %s; the median of the turns' differences %+.1f us%n%n",
+				TURNS, TURN_CALLS, turns,
+				Benchmarks.median(Arrays.stream(cpu).mapToDouble((turn) -> turn[1] - turn[0]).toArray())));
+		text.append(String.format(Locale.ROOT, "%9s %9s %9s  %s%n", "without", "with", "added", "frame (us a call)"));
+		Set<String> frames = new HashSet<>(perClient.get(0).keySet());
+		frames.addAll(perClient.get(1).keySet());
+		frames.stream()
+			.filter((frame) -> ours(frame) || frame.startsWith("tools.jackson") || frame.startsWith("com.knuddels"))
+			.map((frame) -> Map.entry(frame,
+					new double[] { perClient.get(0).getOrDefault(frame, 0.0),
+							perClient.get(1).getOrDefault(frame, 0.0) }))
+			.filter((entry) -> Math.abs(entry.getValue()[1] - entry.getValue()[0]) >= 0.5)
+			.sorted(Comparator
+				.comparingDouble((Map.Entry<String, double[]> entry) -> entry.getValue()[0] - entry.getValue()[1]))
+			.limit(40)
+			.forEach((entry) -> text.append(String.format(Locale.ROOT, "%9.1f %9.1f %+9.1f  %s%n", entry.getValue()[0],
+					entry.getValue()[1], entry.getValue()[1] - entry.getValue()[0], entry.getKey())));
+		return text.toString();
+	}
+
+	/** A run of calls. */
+	@FunctionalInterface
+	private interface Measure {
+
+		FilterOverheadBenchmark.Figures run() throws Exception;
+
+	}
+
+	/** A run's stacks, callers first, and its figures. */
+	private record Recorded(List<List<String>> stacks, FilterOverheadBenchmark.Figures figures) {
+
 	}
 
 	private static String report(List<List<String>> stacks, int warmUp) {

@@ -1,6 +1,7 @@
 package dev.llmquota.client;
 
 import java.io.IOException;
+import java.util.function.BooleanSupplier;
 
 import dev.llmquota.provider.HeaderLookup;
 
@@ -92,6 +93,17 @@ public interface BlockingExchange<R> {
 	 */
 	default R failAfterAnswer(R response, byte[] body, RuntimeException failure) {
 		throw failure;
+	}
+
+	/**
+	 * Tells whether the caller cancelled the call, for a stack whose calls can be
+	 * cancelled: a call cancelled while it waits for admission stops waiting, its place
+	 * given up, and one cancelled once admitted is given back whole instead of sent (the
+	 * provider never sees it). {@code null} where calls cannot be cancelled.
+	 * @return whether the call was cancelled, or {@code null}
+	 */
+	default BooleanSupplier cancellation() {
+		return null;
 	}
 
 }

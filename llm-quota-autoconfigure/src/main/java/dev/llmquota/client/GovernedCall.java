@@ -185,6 +185,16 @@ public final class GovernedCall {
 	}
 
 	/**
+	 * The call was not sent (its caller cancelled it once admitted): everything it booked
+	 * goes back, since the provider never saw it.
+	 */
+	public void onNotSent() {
+		if (this.ended.compareAndSet(false, true)) {
+			this.permit.cancel();
+		}
+	}
+
+	/**
 	 * No answer arrived (connection refused, timeout, cancelled while sending): the slots
 	 * go back and the reservation stands, since the provider may have seen the call.
 	 */

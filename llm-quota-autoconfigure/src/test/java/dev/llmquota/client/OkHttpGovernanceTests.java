@@ -8,8 +8,11 @@ import java.util.concurrent.TimeUnit;
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.BucketSpec;
+import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
+import dev.llmquota.core.QuotaPermit;
 import dev.llmquota.test.simulator.RequestRecord;
+import okhttp3.Call;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -146,6 +149,44 @@ class OkHttpGovernanceTests {
 			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() == 1);
 			assertThat(provider.simulator.requestLog().records()).hasSize(1);
 		}
+	}
+
+	/**
+	 * A call its caller cancels while it waits for admission stops waiting then, its
+	 * place in the line given up, and is neither sent nor charged; one cancelled before
+	 * its turn came is given back whole before it is sent (OkHttp would refuse to send
+	 * it), where it used to be charged as a call that may have reached the provider.
+	 */
+	@Test
+	void aCallCancelledBeforeItIsSentIsNeitherSentNorCharged() throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> {
+		}, "llm.quota.headroom=1.0", "llm.quota.max-wait=30s", "models.test-model.concurrent-requests=1",
+				"models.test-model.tokens-per-minute=1000000")) {
+			OkHttpClient client = client(provider);
+			long full = tokensRemaining(provider);
+			Call early = client.newCall(request(provider, 200_000, false, "Hello."));
+			early.cancel();
+			assertThatException().isThrownBy(early::execute).isInstanceOf(IOException.class);
+			assertThat(tokensRemaining(provider)).as("the call cancelled before it started").isEqualTo(full);
+			QuotaPermit held = provider.app.engine()
+				.acquire(provider.pool(), new Demand(1, 1), null, PATIENCE)
+				.block(PATIENCE);
+			Call waiting = client.newCall(request(provider, 200_000, false, "Hello."));
+			CompletableFuture<Response> answer = OkHttpCalls.enqueue(waiting);
+			await().atMost(PATIENCE).until(() -> provider.waiting() == 1);
+			waiting.cancel();
+			assertThatException().as("the call stops waiting once cancelled")
+				.isThrownBy(() -> answer.get(5, TimeUnit.SECONDS))
+				.withCauseInstanceOf(IOException.class);
+			assertThat(provider.waiting()).isZero();
+			held.release();
+			assertThat(provider.simulator.requestLog().records()).isEmpty();
+			assertThat(tokensRemaining(provider)).as("the call cancelled while it waited").isGreaterThan(full - 100);
+		}
+	}
+
+	private static long tokensRemaining(SimulatedProvider provider) {
+		return provider.snapshot().bucket(BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE).remaining();
 	}
 
 	@Test

@@ -3,6 +3,7 @@ package dev.llmquota.client.okhttp;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
@@ -138,6 +139,11 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 				}
 				attempt.entry().credentials().applyTo(builder::header);
 				return chain.proceed(GoogleGenAiRetries.leftToLlmQuota(builder.build()));
+			}
+
+			@Override
+			public BooleanSupplier cancellation() {
+				return chain.call()::isCanceled;
 			}
 
 			@Override

@@ -90,6 +90,8 @@ class RetryAgainstSimulatorTests {
 				.isInstanceOf(QuotaExhaustedException.class);
 			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() == 1);
 			assertThat(provider.app.engine().state(provider.pool())).isEqualTo(QuotaState.EXHAUSTED);
+			assertThat(retryCounts(provider)).as("with retry, without, failed with, failed without")
+				.containsExactly(0L, 0L, 0L, 2L);
 		}
 	}
 
@@ -140,7 +142,25 @@ class RetryAgainstSimulatorTests {
 				.of(SimulatedProvider.PROVIDER)
 				.getMetrics()
 				.getNumberOfSuccessfulCallsWithRetryAttempt()).as("the entry's retry counted it").isOne();
+			assertThat(provider.send(10, "Two.").block(PATIENCE)).isNotEmpty();
+			assertThat(retryCounts(provider)).as("with retry, without, failed with, failed without")
+				.containsExactly(1L, 1L, 0L, 0L);
 		}
+	}
+
+	/**
+	 * The entry's retry metrics: calls that succeeded with a retry and without, and that
+	 * failed with a retry and without.
+	 */
+	private static List<Long> retryCounts(SimulatedProvider provider) {
+		io.github.resilience4j.retry.Retry.Metrics metrics = provider.app.context()
+			.getBean(LlmQuotaCalls.class)
+			.retryPolicy()
+			.of(SimulatedProvider.PROVIDER)
+			.getMetrics();
+		return List.of(metrics.getNumberOfSuccessfulCallsWithRetryAttempt(),
+				metrics.getNumberOfSuccessfulCallsWithoutRetryAttempt(),
+				metrics.getNumberOfFailedCallsWithRetryAttempt(), metrics.getNumberOfFailedCallsWithoutRetryAttempt());
 	}
 
 	@Test
@@ -152,6 +172,8 @@ class RetryAgainstSimulatorTests {
 				.withMessageContaining("requests-per-minute")
 				.withMessageContaining("max-attempts=1")
 				.withMessageContaining("Pace the calls");
+			assertThat(retryCounts(provider)).as("with retry, without, failed with, failed without")
+				.containsExactly(0L, 1L, 0L, 1L);
 		}
 	}
 

@@ -6,7 +6,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 
 import io.github.resilience4j.core.functions.CheckedSupplier;
-import io.github.resilience4j.reactor.retry.RetryOperator;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
 import io.github.resilience4j.retry.RetryRegistry;
@@ -58,26 +57,48 @@ public final class RetryPolicy {
 
 	/**
 	 * Retries a reactive call's attempts. A retry that is not counted (a route moving a
-	 * call off a spent target) runs the same attempt number again, at once.
+	 * call off a spent target) runs the same attempt number again, at once. The attempts
+	 * run under the entry's Resilience4j retry as its reactor operator runs them (its
+	 * context decides each wait and keeps the metrics and events), without that
+	 * operator's {@code retryWhen}, which builds a companion sink for every call although
+	 * most calls end in their first attempt.
 	 * @param <T> the answer's type
 	 * @param plan the call's plan: its retry is its entry's, or its route's
 	 * @param attempt the attempt of a number, from 1, subscribed once each
 	 * @return the call
 	 */
 	public <T> Mono<T> reactive(CallPlan plan, IntFunction<Mono<T>> attempt) {
-		AtomicInteger attempts = new AtomicInteger();
-		boolean routed = plan.routed();
-		return Mono.defer(() -> {
-			int number = attempts.incrementAndGet();
-			if (!routed) {
-				return attempt.apply(number);
-			}
-			// only a route's call moves on
-			return Mono.defer(() -> attempt.apply(number))
-				.retryWhen(reactor.util.retry.Retry.max(MAX_MOVES)
-					.filter(RetryPolicy::movesOn)
-					.onRetryExhaustedThrow((spec, signal) -> signal.failure()));
-		}).transformDeferred(RetryOperator.of(of(plan.retryName())));
+		Retry retry = of(plan.retryName());
+		IntFunction<Mono<T>> moving = !plan.routed() ? attempt
+				// only a route's call moves on
+				: (number) -> Mono.defer(() -> attempt.apply(number))
+					.retryWhen(reactor.util.retry.Retry.max(MAX_MOVES)
+						.filter(RetryPolicy::movesOn)
+						.onRetryExhaustedThrow((spec, signal) -> signal.failure()));
+		return Mono.defer(() -> attempt(retry, moving, 1, null));
+	}
+
+	/**
+	 * An attempt and, when it is refused and Resilience4j's context allows, the next one
+	 * after the wait the context gives; the context is made on a call's first end.
+	 */
+	private static <T> Mono<T> attempt(Retry retry, IntFunction<Mono<T>> attempt, int number,
+			Retry.AsyncContext<T> started) {
+		return attempt.apply(number)
+			.doOnSuccess((answer) -> context(retry, started).onComplete())
+			.onErrorResume((ex) -> {
+				Retry.AsyncContext<T> context = context(retry, started);
+				long wait = context.onError(ex);
+				if (wait < 0) {
+					return Mono.error(ex);
+				}
+				return Mono.delay(Duration.ofMillis(wait))
+					.then(Mono.defer(() -> RetryPolicy.attempt(retry, attempt, number + 1, context)));
+			});
+	}
+
+	private static <T> Retry.AsyncContext<T> context(Retry retry, Retry.AsyncContext<T> started) {
+		return (started != null) ? started : retry.asyncContext();
 	}
 
 	/**

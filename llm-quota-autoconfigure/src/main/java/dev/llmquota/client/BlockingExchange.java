@@ -97,9 +97,10 @@ public interface BlockingExchange<R> {
 
 	/**
 	 * Tells whether the caller cancelled the call, for a stack whose calls can be
-	 * cancelled: a call cancelled while it waits for admission stops waiting, its place
-	 * given up, and one cancelled once admitted is given back whole instead of sent (the
-	 * provider never sees it). {@code null} where calls cannot be cancelled.
+	 * cancelled and that then refuses to send them: a call found cancelled once admitted
+	 * is given back whole instead of sent (the provider never sees it). It waits for
+	 * admission as any call does, within the call's own timeout. {@code null} where calls
+	 * cannot be cancelled.
 	 * @return whether the call was cancelled, or {@code null}
 	 */
 	default BooleanSupplier cancellation() {

@@ -8,11 +8,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -38,9 +34,7 @@ import dev.llmquota.provider.InputText;
 import dev.llmquota.provider.LogOnce;
 import dev.llmquota.provider.ParsedRequest;
 import dev.llmquota.tokens.TokenEstimator;
-import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -463,59 +457,20 @@ public final class LlmQuotaCalls {
 	 * wait (the thread interrupted) may cross: a permit granted as the wait ended never
 	 * reaches a call, and whichever side comes second gives it back whole.
 	 */
-	private QuotaPermit admitted(CallPlan plan, long deadline, BooleanSupplier cancelled) throws IOException {
+	private QuotaPermit admitted(CallPlan plan, long deadline) {
 		AtomicReference<Object> handOver = new AtomicReference<>();
-		Mono<QuotaPermit> admission = admit(plan, deadline).doOnNext((permit) -> {
-			if (!handOver.compareAndSet(null, permit)) {
-				permit.cancel();
-			}
-		});
 		try {
-			return (cancelled != null) ? waitUnlessCancelled(admission, cancelled) : admission.block();
+			return admit(plan, deadline).doOnNext((permit) -> {
+				if (!handOver.compareAndSet(null, permit)) {
+					permit.cancel();
+				}
+			}).block();
 		}
-		catch (IOException | RuntimeException ex) {
+		catch (RuntimeException ex) {
 			if (handOver.getAndSet(ex) instanceof QuotaPermit granted) {
 				granted.cancel();
 			}
 			throw ex;
-		}
-	}
-
-	/** How often a waiting call that its caller may cancel looks whether it was. */
-	private static final long CANCEL_POLL_MILLIS = 50;
-
-	/**
-	 * Waits for a permit as {@link Mono#block()} does, and stops waiting, giving up the
-	 * call's place, once its caller cancelled it.
-	 */
-	private static QuotaPermit waitUnlessCancelled(Mono<QuotaPermit> admission, BooleanSupplier cancelled)
-			throws IOException {
-		if (Schedulers.isInNonBlockingThread()) {
-			throw new IllegalStateException(
-					"A governed blocking call cannot wait for admission on a non-blocking thread: "
-							+ Thread.currentThread().getName());
-		}
-		CompletableFuture<QuotaPermit> permit = admission.toFuture();
-		try {
-			while (true) {
-				try {
-					return permit.get(CANCEL_POLL_MILLIS, TimeUnit.MILLISECONDS);
-				}
-				catch (TimeoutException ex) {
-					if (cancelled.getAsBoolean()) {
-						permit.cancel(true);
-						throw new IOException("Canceled");
-					}
-				}
-			}
-		}
-		catch (ExecutionException ex) {
-			throw Exceptions.propagate(ex.getCause());
-		}
-		catch (InterruptedException ex) {
-			permit.cancel(true);
-			Thread.currentThread().interrupt();
-			throw Exceptions.propagate(ex);
 		}
 	}
 
@@ -525,8 +480,8 @@ public final class LlmQuotaCalls {
 	 */
 	private <R> R attempt(CallPlan plan, long deadline, BlockingExchange<R> exchange, int attempt) throws IOException {
 		// Every attempt goes through admission again and reserves again.
+		GovernedCall call = start(plan, admitted(plan, deadline));
 		BooleanSupplier cancelled = exchange.cancellation();
-		GovernedCall call = start(plan, admitted(plan, deadline, cancelled));
 		if (cancelled != null && cancelled.getAsBoolean()) {
 			// cancelled once admitted: the stack would refuse to send it
 			call.onNotSent();

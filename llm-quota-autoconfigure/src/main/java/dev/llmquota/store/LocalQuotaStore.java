@@ -43,6 +43,11 @@ public final class LocalQuotaStore implements QuotaStore {
 		return book(new BookingRequest(charges), now, wallNow, latestStart);
 	}
 
+	/**
+	 * {@inheritDoc} A booking charges each bucket once: a pool's buckets and its
+	 * account's have different keys, and the shared store loads each charge's bucket on
+	 * its own.
+	 */
 	@Override
 	public Booking book(BookingRequest request, long now, Instant wallNow, long latestStart) {
 		this.lock.lock();
@@ -69,7 +74,6 @@ public final class LocalQuotaStore implements QuotaStore {
 					RateBucket bucket = under(charge.bucket(), stored, now);
 					if (bucket != stored) {
 						// kept only if the booking takes from it
-						bucket = sameIn(charges, buckets, i, bucket);
 						unsaved |= (i < Long.SIZE) ? 1L << i : 0;
 					}
 					buckets[i] = bucket;
@@ -304,20 +308,6 @@ public final class LocalQuotaStore implements QuotaStore {
 		RateBucket bucket = under(spec, stored, now);
 		if (write && bucket != stored) {
 			this.rates.put(spec.key(), bucket);
-		}
-		return bucket;
-	}
-
-	/**
-	 * The bucket an earlier charge of the same booking found for the same key, else the
-	 * one given: two charges of one bucket take from one state.
-	 */
-	private static RateBucket sameIn(List<Charge> charges, Object[] buckets, int index, RateBucket bucket) {
-		for (int j = 0; j < index; j++) {
-			if (buckets[j] instanceof RateBucket earlier
-					&& charges.get(j).bucket().key().equals(charges.get(index).bucket().key())) {
-				return earlier;
-			}
 		}
 		return bucket;
 	}

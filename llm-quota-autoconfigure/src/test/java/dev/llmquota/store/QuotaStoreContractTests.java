@@ -341,6 +341,27 @@ public abstract class QuotaStoreContractTests {
 		assertThat(remaining(small)).isEqualTo(10);
 	}
 
+	/**
+	 * A rate that changes while calls are booked ahead leaves the room above the peak as
+	 * it was (the capacity is the same): a call booked ahead and cancelled gives back
+	 * what the calls booked behind it never counted, in every store.
+	 */
+	@Test
+	void aCancelledCallBookedAheadGivesBackWhatNoLaterCallCountedAfterTheRateChanged() {
+		BucketSpec slow = rate("a");
+		BucketSpec fast = new BucketSpec(slow.key(), BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE, 120, 10, UTC);
+		book(this.now, new Charge(slow, 10));
+		advance(Duration.ofSeconds(1));
+		Booking.Booked cancelled = (Booking.Booked) book(Long.MAX_VALUE, new Charge(slow, 5));
+		Booking.Booked behind = (Booking.Booked) book(Long.MAX_VALUE, new Charge(slow, 3));
+		assertThat(behind.start()).isEqualTo(this.now + 7 * SECOND);
+		this.store.lowerTo(fast, 10, this.now);
+		this.store.cancel(cancelled, this.now, this.wall);
+		assertThat(((Booking.Booked) book(Long.MAX_VALUE, new Charge(fast, 5))).start())
+			.as("the cancelled call's 5 units, at the last booking's time")
+			.isEqualTo(this.now + 7 * SECOND);
+	}
+
 	@Test
 	void aRefundWhileCallsAreBookedAheadGoesToTheCallsBookedNext() {
 		book(this.now, new Charge(rate("a"), 3));

@@ -72,9 +72,10 @@ public final class RateBucket {
 
 	/**
 	 * Returns this bucket under other limits: its stored level (at most the new
-	 * capacity), time, remainder and last take are kept; the peak is not (the bookings
-	 * ahead waited under the old limits), so nothing is given back ahead of them while
-	 * they last, as the shared store does.
+	 * capacity), time, remainder and last take are kept, and its peak while the capacity
+	 * is the same (the room above it is). Under another capacity the peak is not known
+	 * (the bookings ahead waited under the old one), so nothing is given back ahead of
+	 * them while they last. The shared store does the same.
 	 * @param ratePerMinute units added per minute
 	 * @param capacity the most units the bucket holds
 	 * @return the bucket under those limits
@@ -83,10 +84,17 @@ public final class RateBucket {
 		RateBucket bucket = new RateBucket(ratePerMinute, capacity, this.time);
 		bucket.level = Math.min(this.level, capacity);
 		bucket.remainder = this.remainder;
-		bucket.peak = capacity;
-		bucket.peakRemainder = 0;
-		bucket.peakSince = Long.MAX_VALUE;
 		bucket.lastTake = this.lastTake;
+		if (capacity == this.capacity) {
+			bucket.peak = this.peak;
+			bucket.peakRemainder = this.peakRemainder;
+			bucket.peakSince = this.peakSince;
+		}
+		else {
+			bucket.peak = capacity;
+			bucket.peakRemainder = 0;
+			bucket.peakSince = Long.MAX_VALUE;
+		}
 		return bucket;
 	}
 
@@ -132,7 +140,9 @@ public final class RateBucket {
 	}
 
 	/**
-	 * Takes units at the given time, going into debt if the level is short.
+	 * Takes units at the given time, going into debt if the level is short. A store
+	 * brings the bucket to its clock first ({@link #advance}), as it does before every
+	 * write.
 	 * @param units the units to take
 	 * @param at when the units are taken (may lie ahead of the caller's clock)
 	 */

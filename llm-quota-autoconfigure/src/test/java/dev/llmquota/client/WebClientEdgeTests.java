@@ -618,7 +618,7 @@ class WebClientEdgeTests {
 	/**
 	 * A second llm-quota filter passes the governed request on, whether it sees it as the
 	 * first one sent it or as a filter between copied it; the caller's attributes reach
-	 * the filters after, and the HTTP request.
+	 * the filters after, and the HTTP request with what those filters added.
 	 */
 	@ParameterizedTest
 	@ValueSource(booleans = { false, true })
@@ -633,18 +633,23 @@ class WebClientEdgeTests {
 				.filter(app.context().getBean(dev.llmquota.client.webclient.LlmQuotaExchangeFilterFunction.class))
 				.filter((request, next) -> {
 					seen.add(request.attribute("caller").orElse("none"));
+					if (!copiedBetween) {
+						// the attempt's own request: its attributes may change on the way
+						request.attributes().put("later", "added");
+					}
 					return next.exchange(request);
 				})
 				.build();
 			assertThat(client.post()
 				.uri(server.baseUrl() + "/v1/chat/completions")
 				.attribute("caller", "mine")
-				.httpRequest((request) -> seen.add(request.getAttributes().get("caller")))
+				.httpRequest((request) -> seen.add(request.getAttributes().get("caller") + " "
+						+ request.getAttributes().getOrDefault("later", "-")))
 				.bodyValue(Map.of("model", "m"))
 				.retrieve()
 				.bodyToMono(String.class)
 				.block(PATIENCE)).isEqualTo("{}");
-			assertThat(seen).containsExactly("mine", "mine");
+			assertThat(seen).containsExactly("mine", copiedBetween ? "mine -" : "mine added");
 			assertThat(app.engine().inFlight(app.engine().pool("p", "m").account())).isZero();
 		}
 	}

@@ -112,8 +112,9 @@ final class ReplayedRequest implements ClientRequest {
 			cookies.forEach(
 					(name, values) -> values.forEach((value) -> sentCookies.add(name, new HttpCookie(name, value))));
 		}
+		// the caller's, with the mark, or what a filter after this one made of them
 		Map<String, Object> attributes = request.getAttributes();
-		attributes.putAll(this.request.attributes());
+		attributes.putAll((this.attributes != null) ? this.attributes : this.request.attributes());
 		attributes.put(LlmQuotaExchangeFilterFunction.GOVERNED, Boolean.TRUE);
 		Consumer<ClientHttpRequest> customizer = httpRequest();
 		if (customizer != null) {

@@ -60,14 +60,6 @@ final class JsonTrees {
 	}
 
 	/**
-	 * Returns a parser fed buffer by buffer.
-	 * @return the parser
-	 */
-	static JsonParser nonBlockingParser() {
-		return factory.createNonBlockingByteBufferParser(ObjectReadContext.empty());
-	}
-
-	/**
 	 * Reads the value at the parser's current token, whole, and leaves the parser at its
 	 * last token. Nesting is bounded by the parser's own read constraints.
 	 * @param parser the parser

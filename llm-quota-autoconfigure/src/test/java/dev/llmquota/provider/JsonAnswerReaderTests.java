@@ -111,6 +111,16 @@ class JsonAnswerReaderTests {
 	}
 
 	@Test
+	void readsAnAnswerLargerThanOnePieceOfADirectBuffer() {
+		String answer = "{\"choices\":[{\"message\":{\"content\":\"" + "word ".repeat(400)
+				+ "\"}}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":400}}";
+		byte[] bytes = answer.getBytes(StandardCharsets.UTF_8);
+		JsonAnswerReader reader = new JsonAnswerReader(Set.of("usage"));
+		reader.feed(ByteBuffer.allocateDirect(bytes.length).put(bytes).flip());
+		assertThat(reader.finish()).isEqualTo(kept(JsonTrees.read(bytes, 0, bytes.length), Set.of("usage")));
+	}
+
+	@Test
 	void anAnswerNestedDeeperThanJacksonAllowsIsUnreadable() {
 		JsonAnswerReader reader = new JsonAnswerReader(Set.of("usage"));
 		String deep = "[".repeat(501) + "]".repeat(501);

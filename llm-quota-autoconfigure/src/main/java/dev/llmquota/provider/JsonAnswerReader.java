@@ -104,9 +104,6 @@ final class JsonAnswerReader {
 
 	private String broken;
 
-	/** A piece of a direct buffer being read. */
-	private byte[] piece;
-
 	JsonAnswerReader(Set<String> fields) {
 		this.fields = fields;
 	}
@@ -124,17 +121,8 @@ final class JsonAnswerReader {
 			}
 		}
 		else {
-			// a direct buffer, read a piece at a time into an array: one bulk copy
-			// costs less than a bounds-checked read of each byte
-			if (this.piece == null) {
-				this.piece = new byte[256];
-			}
-			for (int at = bytes.position(); at < bytes.limit() && this.broken == null; at += this.piece.length) {
-				int length = Math.min(this.piece.length, bytes.limit() - at);
-				bytes.get(at, this.piece, 0, length);
-				for (int i = 0; i < length && this.broken == null; i++) {
-					next(this.piece[i]);
-				}
+			for (int i = bytes.position(); i < bytes.limit() && this.broken == null; i++) {
+				next(bytes.get(i));
 			}
 		}
 	}

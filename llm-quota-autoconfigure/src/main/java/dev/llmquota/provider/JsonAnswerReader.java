@@ -145,7 +145,7 @@ final class JsonAnswerReader {
 		if (this.broken != null) {
 			throw new Unreadable(this.broken);
 		}
-		if (!this.started || this.keptValues.isEmpty() && this.keptNames.isEmpty() && !containerAtTop()) {
+		if (!this.started || !containerAtTop()) {
 			return null;
 		}
 		try {
@@ -430,10 +430,8 @@ final class JsonAnswerReader {
 		return false;
 	}
 
+	/** The key read, decoded as a kept string is: its escapes, its UTF-8 checked. */
 	private String nameRead() {
-		if (!this.nameEscaped) {
-			return new String(this.name.data, 0, this.name.size, StandardCharsets.UTF_8);
-		}
 		byte[] quoted = new byte[this.name.size + 2];
 		quoted[0] = '"';
 		System.arraycopy(this.name.data, 0, quoted, 1, this.name.size);
@@ -457,7 +455,7 @@ final class JsonAnswerReader {
 	/**
 	 * Whether a literal is {@code true}, {@code false}, {@code null} or a JSON number.
 	 */
-	static boolean literal(CharSequence text) {
+	private static boolean literal(CharSequence text) {
 		if ("true".contentEquals(text) || "false".contentEquals(text) || "null".contentEquals(text)) {
 			return true;
 		}
@@ -702,16 +700,17 @@ final class JsonAnswerReader {
 			return Arrays.copyOf(this.data, this.size);
 		}
 
-		/** Whether these bytes are the name's, read as UTF-8, without decoding them. */
+		/** Whether these bytes are the name's: an ASCII name's without decoding them. */
 		boolean sameAs(String name) {
+			if (!ascii(name)) {
+				return name.equals(new String(this.data, 0, this.size, StandardCharsets.UTF_8));
+			}
 			if (this.size != name.length()) {
-				// an ASCII name's bytes are as many as its characters; another's are
-				// compared decoded
-				return !ascii(name) && name.equals(new String(this.data, 0, this.size, StandardCharsets.UTF_8));
+				return false;
 			}
 			for (int i = 0; i < this.size; i++) {
 				if (this.data[i] != name.charAt(i)) {
-					return !ascii(name) && name.equals(new String(this.data, 0, this.size, StandardCharsets.UTF_8));
+					return false;
 				}
 			}
 			return true;

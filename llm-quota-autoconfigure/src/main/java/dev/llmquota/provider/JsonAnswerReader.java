@@ -117,6 +117,20 @@ final class JsonAnswerReader {
 			int from = bytes.arrayOffset() + bytes.position();
 			int to = bytes.arrayOffset() + bytes.limit();
 			for (int i = from; i < to && this.broken == null; i++) {
+				if (this.state == STRING && !this.escaped && this.hexDue == 0 && !(this.key && this.depth == 1)) {
+					// a run of a string's printable ASCII in one step: most of an answer
+					int run = i;
+					while (run < to && plain(array[run])) {
+						run++;
+					}
+					if (this.keeping) {
+						this.kept.add(array, i, run - i);
+					}
+					i = run;
+					if (i == to) {
+						break;
+					}
+				}
 				next(array[i]);
 			}
 		}
@@ -448,6 +462,14 @@ final class JsonAnswerReader {
 				|| b == '.';
 	}
 
+	/**
+	 * Whether a byte in a string is printable ASCII, neither a quote nor a backslash: one
+	 * that stands for itself and ends nothing.
+	 */
+	private static boolean plain(byte b) {
+		return b >= ' ' && b != '"' && b != '\\';
+	}
+
 	private static boolean hex(byte b) {
 		return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
 	}
@@ -602,8 +624,18 @@ final class JsonAnswerReader {
 
 		/** A string at the position, its quotes included; its UTF-8 must be valid. */
 		String string() {
-			StringBuilder text = new StringBuilder();
-			this.at++;
+			int from = ++this.at;
+			while (plain(this.bytes[this.at])) {
+				this.at++;
+			}
+			if (this.bytes[this.at] == '"') {
+				// printable ASCII without an escape, the common case: no builder
+				return new String(this.bytes, from, this.at++ - from, StandardCharsets.ISO_8859_1);
+			}
+			StringBuilder text = new StringBuilder(this.at - from + 16);
+			for (int i = from; i < this.at; i++) {
+				text.append((char) this.bytes[i]);
+			}
 			while (true) {
 				int b = this.bytes[this.at++] & 0xFF;
 				if (b == '"') {
@@ -694,6 +726,14 @@ final class JsonAnswerReader {
 				this.data = Arrays.copyOf(this.data, this.size * 2);
 			}
 			this.data[this.size++] = b;
+		}
+
+		void add(byte[] bytes, int from, int length) {
+			if (this.size + length > this.data.length) {
+				this.data = Arrays.copyOf(this.data, Math.max(this.data.length * 2, this.size + length));
+			}
+			System.arraycopy(bytes, from, this.data, this.size, length);
+			this.size += length;
 		}
 
 		byte[] copy() {

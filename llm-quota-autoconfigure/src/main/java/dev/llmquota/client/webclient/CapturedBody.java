@@ -1,6 +1,7 @@
 package dev.llmquota.client.webclient;
 
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import reactor.core.publisher.Mono;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferFactory;
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.core.io.buffer.DefaultDataBuffer;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpCookie;
 import org.springframework.http.HttpHeaders;
@@ -70,13 +72,15 @@ record CapturedBody(byte[] bytes, HttpHeaders headers) {
 	/** An output message that keeps what is written to it. */
 	private static final class Sink implements ClientHttpRequest {
 
+		private static final byte[] NO_BYTES = {};
+
 		private final ClientRequest request;
 
 		private final HttpHeaders headers;
 
 		private final Map<String, Object> attributes = new HashMap<>();
 
-		private byte[] bytes = new byte[0];
+		private byte[] bytes = NO_BYTES;
 
 		Sink(ClientRequest request) {
 			this.request = request;
@@ -131,11 +135,27 @@ record CapturedBody(byte[] bytes, HttpHeaders headers) {
 		@Override
 		public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
 			return DataBufferUtils.join(body).doOnNext((joined) -> {
-				byte[] copy = new byte[joined.readableByteCount()];
-				joined.read(copy);
+				this.bytes = bytes(joined);
 				DataBufferUtils.release(joined);
-				this.bytes = copy;
 			}).then();
+		}
+
+		/**
+		 * The body's bytes: the array of a heap buffer that holds exactly them (what the
+		 * codecs write one value into, from this sink's buffer factory, which pools
+		 * nothing), else a copy.
+		 */
+		private static byte[] bytes(DataBuffer joined) {
+			if (joined instanceof DefaultDataBuffer heap) {
+				ByteBuffer buffer = heap.getNativeBuffer();
+				if (buffer.hasArray() && buffer.arrayOffset() == 0 && heap.readPosition() == 0
+						&& heap.readableByteCount() == buffer.array().length) {
+					return buffer.array();
+				}
+			}
+			byte[] copy = new byte[joined.readableByteCount()];
+			joined.read(copy);
+			return copy;
 		}
 
 		@Override

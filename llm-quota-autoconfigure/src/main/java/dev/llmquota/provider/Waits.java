@@ -21,21 +21,26 @@ public final class Waits {
 
 	/**
 	 * Returns the wait a refusal's headers advertise: {@code retry-after-ms}, else
-	 * {@code retry-after} in seconds or as an HTTP-date.
+	 * {@code retry-after} in seconds or as an HTTP-date. A {@code retry-after-ms} of
+	 * nothing gives way to a {@code retry-after} that names a wait, as in the official
+	 * SDKs: it says nothing the other does not.
 	 * @param headers the refusal's headers
 	 * @param now the current wall time, for an HTTP-date
 	 * @return the wait, or {@code null} if the headers name none
 	 */
 	public static Duration fromHeaders(HeaderLookup headers, Instant now) {
 		String millis = headers.get("retry-after-ms");
+		Duration precise = null;
 		if (millis != null) {
 			Duration seconds = Durations.seconds(millis);
-			if (seconds != null) {
-				return Duration.ofNanos(seconds.toNanos() / 1000);
-			}
+			precise = (seconds != null) ? Duration.ofNanos(seconds.toNanos() / 1000) : null;
+		}
+		if (precise != null && precise.compareTo(Duration.ZERO) > 0) {
+			return precise;
 		}
 		String after = headers.get("retry-after");
-		return (after != null) ? Durations.retryAfter(after, now) : null;
+		Duration coarse = (after != null) ? Durations.retryAfter(after, now) : null;
+		return (coarse != null) ? coarse : precise;
 	}
 
 	/** Returns the wait a message hints at, or {@code null}. */

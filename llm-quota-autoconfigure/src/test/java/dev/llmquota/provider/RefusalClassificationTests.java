@@ -115,6 +115,28 @@ class RefusalClassificationTests {
 		assertThat(classify(DialectId.GEMINI, 429, Map.of(), gemini).delay()).isEqualTo(Duration.ZERO);
 	}
 
+	/**
+	 * Of two waits, the headers' more precise one is trusted first; a
+	 * {@code retry-after-ms} of nothing beside a {@code retry-after} that names a wait
+	 * says nothing the other does not (a proxy's default, a rounding): the call waits
+	 * what the other names, as the official SDKs do, instead of backing off into the same
+	 * limit.
+	 */
+	@Test
+	void aRetryAfterMsOfNothingGivesWayToTheRetryAfterBesideIt() {
+		String openAi = """
+				{"error":{"message":"Rate limit reached.","type":"tokens","code":"rate_limit_exceeded"}}""";
+		assertThat(classify(DialectId.AZURE_OPENAI, 429, Map.of("retry-after-ms", "0", "retry-after", "20"), openAi)
+			.delay()).isEqualTo(Duration.ofSeconds(20));
+		assertThat(classify(DialectId.OPENAI, 429, Map.of("retry-after-ms", "250", "retry-after", "1"), openAi).delay())
+			.isEqualTo(Duration.ofMillis(250));
+		assertThat(classify(DialectId.OPENAI, 429, Map.of("retry-after-ms", "0", "retry-after", "0"), openAi).delay())
+			.isEqualTo(Duration.ZERO);
+		assertThat(
+				classify(DialectId.OPENAI, 429, Map.of("retry-after-ms", "soon", "retry-after", "3"), openAi).delay())
+			.isEqualTo(Duration.ofSeconds(3));
+	}
+
 	@Test
 	void retryAfterAsAnHttpDate() {
 		Answer answer = classify(DialectId.OPENAI, 429, Map.of("retry-after", "Tue, 14 Oct 2025 09:30:12 GMT"), """

@@ -104,9 +104,13 @@ final class BedrockDialect implements Dialect {
 			AnthropicDialect.INSTANCE.readBody(body, usage);
 			return;
 		}
+		// Converse names the prompt cache's counts ...Tokens; Nova's own bodies
+		// ...TokenCount, as the invocation metrics do
 		Long input = Json.count(counts, "inputTokens");
-		Long read = Json.count(counts, "cacheReadInputTokens");
-		Long written = Json.count(counts, "cacheWriteInputTokens");
+		Long read = Json.max(Json.count(counts, "cacheReadInputTokens"),
+				Json.count(counts, "cacheReadInputTokenCount"));
+		Long written = Json.max(Json.count(counts, "cacheWriteInputTokens"),
+				Json.count(counts, "cacheWriteInputTokenCount"));
 		usage.input(Json.sum(input, read, written), read);
 		usage.output(Json.count(counts, "outputTokens"));
 	}
@@ -144,6 +148,8 @@ final class BedrockDialect implements Dialect {
 	@Override
 	public void readEvent(JsonNode event, UsageAccumulator usage) {
 		usage.outputText(Json.text(event, "contentBlockDelta", "delta", "text"));
+		usage.outputText(Json.text(event, "contentBlockDelta", "delta", "toolUse", "input"));
+		usage.outputText(Json.text(event, "contentBlockDelta", "delta", "reasoningContent", "text"));
 		JsonNode counts = Json.at(event, "metadata", "usage");
 		if (counts != null && counts.isObject()) {
 			Long read = Json.count(counts, "cacheReadInputTokens");
@@ -158,7 +164,10 @@ final class BedrockDialect implements Dialect {
 			JsonNode chunk = ResponseReader.json(Base64.getMimeDecoder().decode(bytes));
 			JsonNode metrics = Json.at(chunk, "amazon-bedrock-invocationMetrics");
 			if (metrics != null && metrics.isObject()) {
-				usage.input(Json.count(metrics, "inputTokenCount"), null);
+				// inputTokenCount is the input outside the prompt cache alone
+				Long read = Json.count(metrics, "cacheReadInputTokenCount");
+				usage.input(Json.sum(Json.count(metrics, "inputTokenCount"), read,
+						Json.count(metrics, "cacheWriteInputTokenCount")), read);
 				usage.output(Json.count(metrics, "outputTokenCount"));
 				// the invocation's metrics come with its last chunk
 				usage.end();

@@ -87,6 +87,45 @@ class BedrockStreamReadingTests {
 		assertThat(reader(stream.toByteArray(), new Random(7)).usage().streamEnded()).isTrue();
 	}
 
+	/**
+	 * Bedrock's invocation metrics count the input outside the prompt cache alone
+	 * ({@code inputTokenCount}), its cache reads and writes beside it: the usage is their
+	 * sum, as the stream's own first event says.
+	 */
+	@Test
+	void invokeModelWithResponseStreamKeepsThePromptCachesTokens() {
+		ByteArrayOutputStream stream = new ByteArrayOutputStream();
+		for (String chunk : new String[] { "{\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":20,"
+				+ "\"cache_creation_input_tokens\":3000,\"cache_read_input_tokens\":5000,\"output_tokens\":1}}}",
+				"{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}",
+				"{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":17}}",
+				"{\"type\":\"message_stop\",\"amazon-bedrock-invocationMetrics\":{\"inputTokenCount\":20,"
+						+ "\"outputTokenCount\":17,\"invocationLatency\":4164,\"firstByteLatency\":4016,"
+						+ "\"cacheReadInputTokenCount\":5000,\"cacheWriteInputTokenCount\":3000}}" }) {
+			stream.writeBytes(event("chunk", "{\"bytes\":\""
+					+ Base64.getEncoder().encodeToString(chunk.getBytes(StandardCharsets.UTF_8)) + "\"}"));
+		}
+		Usage usage = read(stream.toByteArray(), new Random(3));
+		assertThat(usage).isEqualTo(new Usage(8020, 5000, 17));
+		assertThat(usage.billedInputTokens(false)).isEqualTo(3020);
+	}
+
+	/**
+	 * Nova's own bodies (InvokeModel) name the prompt cache's counts as the invocation
+	 * metrics do, not as Converse does.
+	 */
+	@Test
+	void novasInvokeModelBodyKeepsThePromptCachesTokens() {
+		ResponseReader reader = new ResponseReader(BEDROCK, Framing.JSON);
+		reader
+			.feed(ByteBuffer.wrap(("{\"output\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"text\":\"Hi\"}]}},"
+					+ "\"stopReason\":\"end_turn\",\"usage\":{\"inputTokens\":20,\"outputTokens\":17,"
+					+ "\"totalTokens\":8037,\"cacheReadInputTokenCount\":5000,\"cacheWriteInputTokenCount\":3000}}")
+				.getBytes(StandardCharsets.UTF_8)));
+		reader.finish();
+		assertThat(reader.usage().usage(999)).isEqualTo(new Usage(8020, 5000, 17));
+	}
+
 	@Test
 	void aStreamCutBeforeItsMetadataReportsNoUsage() {
 		byte[] stream = converseStream();

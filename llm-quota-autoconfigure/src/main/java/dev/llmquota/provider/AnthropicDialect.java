@@ -109,6 +109,7 @@ final class AnthropicDialect implements Dialect {
 		else if ("content_block_delta".equals(type)) {
 			usage.outputText(Json.text(event, "delta", "text"));
 			usage.outputText(Json.text(event, "delta", "partial_json"));
+			usage.outputText(Json.text(event, "delta", "thinking"));
 		}
 		else if ("message_stop".equals(type)) {
 			usage.end();

@@ -164,14 +164,39 @@ final class GeminiDialect implements Dialect {
 		if (counts == null || !counts.isObject()) {
 			return;
 		}
-		// promptTokenCount includes cached content; thoughts are outside
-		// candidatesTokenCount
-		usage.input(Json.count(counts, "promptTokenCount"), Json.count(counts, "cachedContentTokenCount"));
+		// promptTokenCount includes cached content; what provider-run tools fed the
+		// model is beside it; thoughts are outside candidatesTokenCount
+		usage.input(Json.sum(Json.count(counts, "promptTokenCount"), Json.count(counts, "toolUsePromptTokenCount")),
+				Json.count(counts, "cachedContentTokenCount"));
 		Long candidatesCount = Json.count(counts, "candidatesTokenCount");
 		Long thoughts = Json.count(counts, "thoughtsTokenCount");
 		if (candidatesCount != null || thoughts != null) {
 			usage.output(Json.sum(candidatesCount, thoughts));
 		}
+		else if (Json.count(counts, "promptTokenCount") != null && finished(event)) {
+			// Gemini leaves out counts that are zero: a finished answer without one
+			// generated nothing
+			usage.output(0L);
+		}
+	}
+
+	/**
+	 * Whether an answer or chunk ends the answer: a candidate's finish, or a blocked
+	 * prompt.
+	 */
+	private static boolean finished(JsonNode event) {
+		if (Json.text(event, "promptFeedback", "blockReason") != null) {
+			return true;
+		}
+		JsonNode candidates = Json.at(event, "candidates");
+		if (candidates != null && candidates.isArray()) {
+			for (JsonNode candidate : candidates.values()) {
+				if (Json.text(candidate, "finishReason") != null) {
+					return true;
+				}
+			}
+		}
+		return false;
 	}
 
 }

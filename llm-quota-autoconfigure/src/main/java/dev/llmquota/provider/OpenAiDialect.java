@@ -19,6 +19,11 @@ class OpenAiDialect implements Dialect {
 	/** What {@link #readBody} reads of an answer: its usage. */
 	private static final Set<String> BODY_FIELDS = Set.of("usage");
 
+	/** The Responses stream's events whose {@code delta} is output the provider bills. */
+	private static final Set<String> STREAMED_DELTAS = Set.of("response.output_text.delta", "response.refusal.delta",
+			"response.function_call_arguments.delta", "response.reasoning_summary_text.delta",
+			"response.reasoning_text.delta");
+
 	private static final String[] NO_QUOTA = { "files", "uploads", "batches", "fine_tuning", "vector_stores",
 			"conversations", "realtime" };
 
@@ -171,10 +176,10 @@ class OpenAiDialect implements Dialect {
 		}
 		JsonNode choices = Json.at(event, "choices");
 		if (choices != null && choices.isArray()) {
-			choices.values().forEach((choice) -> usage.outputText(Json.text(choice, "delta", "content")));
+			choices.values().forEach((choice) -> streamed(Json.at(choice, "delta"), usage));
 		}
 		String type = Json.text(event, "type");
-		if ("response.output_text.delta".equals(type)) {
+		if (type != null && STREAMED_DELTAS.contains(type)) {
 			usage.outputText(Json.text(event, "delta"));
 		}
 		else if ("response.failed".equals(type)) {
@@ -217,6 +222,23 @@ class OpenAiDialect implements Dialect {
 		}
 		return Refusals.withResetWait(Answer.rateLimited(dimension, wait, Waits.retryAllowed(headers), message), this,
 				headers, now);
+	}
+
+	/**
+	 * The output a chunk's delta streams: its text, a refusal's, and the arguments of the
+	 * tool calls it makes, all of which the provider bills as output.
+	 */
+	private static void streamed(JsonNode delta, UsageAccumulator usage) {
+		if (delta == null || !delta.isObject()) {
+			return;
+		}
+		usage.outputText(Json.text(delta, "content"));
+		usage.outputText(Json.text(delta, "refusal"));
+		usage.outputText(Json.text(delta, "function_call", "arguments"));
+		JsonNode calls = Json.at(delta, "tool_calls");
+		if (calls != null && calls.isArray()) {
+			calls.values().forEach((call) -> usage.outputText(Json.text(call, "function", "arguments")));
+		}
 	}
 
 	private static void readUsage(JsonNode counts, UsageAccumulator usage) {

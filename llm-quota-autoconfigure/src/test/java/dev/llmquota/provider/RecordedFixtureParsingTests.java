@@ -108,6 +108,45 @@ class RecordedFixtureParsingTests {
 		assertThat(usage(fixture, DialectId.GEMINI, false)).isEqualTo(new Usage(2312, 1536, 187 + 312));
 	}
 
+	/**
+	 * What provider-run tools (search grounding, code execution) fed the model is input,
+	 * counted beside the prompt ({@code toolUsePromptTokenCount}, part of the total).
+	 */
+	@Test
+	void geminiCountsToolUsePromptTokensAsInput() {
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.JSON);
+		reader.feed(bytes("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}],\"role\":\"model\"},"
+				+ "\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":12,"
+				+ "\"candidatesTokenCount\":40,\"toolUsePromptTokenCount\":9000,\"totalTokenCount\":9052}}"));
+		reader.finish();
+		assertThat(reader.usage().usage(999)).isEqualTo(new Usage(9012, 0, 40));
+	}
+
+	/**
+	 * Gemini leaves out counts that are zero: a finished answer that generated nothing (a
+	 * blocked prompt, an empty answer) is charged its input and no output, not its whole
+	 * reservation.
+	 */
+	@Test
+	void geminiAnswerThatGeneratedNothingIsChargedItsInput() {
+		ResponseReader blocked = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.JSON);
+		blocked.feed(bytes("{\"promptFeedback\":{\"blockReason\":\"SAFETY\"},"
+				+ "\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}"));
+		blocked.finish();
+		assertThat(blocked.usage().usage(999)).isEqualTo(new Usage(8, 0, 0));
+		ResponseReader empty = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.JSON);
+		empty.feed(bytes("{\"candidates\":[{\"content\":{\"role\":\"model\"},\"finishReason\":\"STOP\"}],"
+				+ "\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}"));
+		empty.finish();
+		assertThat(empty.usage().usage(999)).isEqualTo(new Usage(8, 0, 0));
+		// a chunk of a stream still going names no output yet: nothing is assumed
+		ResponseReader going = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.SSE);
+		going.feed(bytes("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}],"
+				+ "\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}\n\n"));
+		going.finish();
+		assertThat(going.usage().usage(999)).isNull();
+	}
+
 	@Test
 	void openAiEmbeddingsAreChargedTheirPromptTokensAndNoOutput() {
 		RecordedFixture fixture = RecordedFixture.load("openai-embeddings-usage.json");
@@ -192,6 +231,32 @@ class RecordedFixtureParsingTests {
 		assertThat(reader.usage().hasUsage()).isFalse();
 		assertThat(reader.usage().outputChars()).isEqualTo("Hello world!!".length());
 		assertThat(reader.usage().streamEnded()).isFalse();
+	}
+
+	/**
+	 * A stream without its usage chunk (OpenAI sends none unless asked) is charged what
+	 * was streamed: a tool call's arguments are output the provider bills as text is.
+	 */
+	@Test
+	void aStreamWithoutUsageCountsToolCallArgumentsAsOutput() {
+		String arguments = "{\\\"city\\\":\\\"" + "Paris ".repeat(200) + "\\\"}";
+		ResponseReader chat = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.SSE);
+		chat.feed(
+				bytes("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,"
+						+ "\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"weather\",\"arguments\":\"\"}}]}}]}\n\n"
+						+ "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\""
+						+ arguments + "\"}}]}}]}\n\n" + "data: {\"choices\":[{\"index\":0,\"delta\":{\"function_call\":"
+						+ "{\"arguments\":\"{}\"}}}]}\n\n" + "data: [DONE]\n\n"));
+		chat.finish();
+		assertThat(chat.usage().hasUsage()).isFalse();
+		assertThat(chat.usage().outputChars()).isEqualTo(("{\"city\":\"" + "Paris ".repeat(200) + "\"}{}").length());
+		ResponseReader responses = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.SSE);
+		responses
+			.feed(bytes("data: {\"type\":\"response.function_call_arguments.delta\",\"delta\":\"{\\\"a\\\":1}\"}\n\n"
+					+ "data: {\"type\":\"response.reasoning_summary_text.delta\",\"delta\":\"Thinking.\"}\n\n"
+					+ "data: {\"type\":\"response.refusal.delta\",\"delta\":\"No.\"}\n\n"));
+		responses.finish();
+		assertThat(responses.usage().outputChars()).isEqualTo("{\"a\":1}Thinking.No.".length());
 	}
 
 	@ParameterizedTest(name = "{0}")

@@ -184,6 +184,9 @@ local function rate_wait(b, units, floor)
   return base + div_ceil((need - b.l) * MINUTE - b.r, b.rate)
 end
 
+-- the least an idle rate bucket's key is kept, in milliseconds
+local RATE_IDLE_TTL = 3600 * 1000
+
 local function until_full(b)
   local base = math.max(0, b.t - now)
   if b.l >= b.cap then
@@ -254,7 +257,10 @@ local function save_rate(b)
       redis.call('HDEL', b.key, 'h')
     end
   end
-  redis.call('PEXPIRE', b.key, fmt(div_ceil(until_full(b), 1000) + 1000))
+  -- a missing key reads as a full bucket; limits change without a write here (learned
+  -- from headers, set by an operator), so a key outlives an hour of idleness, not just
+  -- its refill under the limits of now
+  redis.call('PEXPIRE', b.key, fmt(math.max(div_ceil(until_full(b), 1000) + 1000, RATE_IDLE_TTL)))
 end
 
 -- Daily counters -----------------------------------------------------------------------
@@ -353,9 +359,15 @@ local function read_hold(key)
   return h
 end
 
--- a hold outlives any penalty; an exhaustion nobody clears is forgotten after a week
+-- a hold outlives any penalty; an exhaustion nobody clears is forgotten after a week,
+-- or when its reset has passed if that is later (a monthly quota)
 local function touch_hold(key)
-  redis.call('PEXPIRE', key, HOLD_TTL)
+  local ttl = HOLD_TTL
+  local reset = redis.call('HGET', key, 'xu')
+  if reset and reset ~= '' then
+    ttl = math.max(ttl, tonumber(reset) * 1000 - math.floor(now / 1000) + 60000)
+  end
+  redis.call('PEXPIRE', key, fmt(ttl))
 end
 
 -- Operations ---------------------------------------------------------------------------

@@ -187,13 +187,41 @@ class QuotaScriptTests {
 		assertThat(book(request, -1)).isInstanceOf(Booking.Booked.class);
 	}
 
+	/**
+	 * A missing key reads as a full bucket: an idle bucket's key outlives an hour, not
+	 * just the time it takes to refill under its limits of now. Limits change (learned
+	 * from the provider's headers, set by an operator) without a write to the key: under
+	 * limits ten times larger, a bucket half full a second ago is not full, and a debt
+	 * under lower ones is not paid; a key gone when it would have been full under the old
+	 * limits handed out the difference, or forgave the debt.
+	 */
 	@Test
-	void anIdleBucketsKeyExpiresWhenItWouldBeFullAgain() {
+	void anIdleBucketsKeyOutlivesAnHourOrItsRefillWhicheverIsLonger() {
 		BucketSpec bucket = rate("tokens", 600, 100);
 		book(request(new Charge(bucket, 50)), -1);
-		// 50 units at 10 per second: full after 5 s; the key lives one second more
-		Long ttl = redis.getExpire(bucket.key()).block().toMillis();
-		assertThat(ttl).isBetween(5_000L, 6_000L);
+		assertThat(redis.getExpire(bucket.key()).block(Duration.ofSeconds(5)))
+			.isBetween(Duration.ofHours(1).minusSeconds(1), Duration.ofHours(1));
+		BucketSpec slow = rate("slow", 60, 100_000);
+		book(request(new Charge(slow, 100_000)), -1);
+		// 100,000 units at one a second: full after 100,000 s; the key lives one second
+		// more
+		assertThat(redis.getExpire(slow.key()).block(Duration.ofSeconds(5))).isBetween(Duration.ofSeconds(100_000),
+				Duration.ofSeconds(100_001));
+	}
+
+	/**
+	 * An exhaustion whose reset is known (a monthly quota) is kept until then, though the
+	 * hold's key is otherwise forgotten after a week, and a penalty written to the hold
+	 * later does not shorten it.
+	 */
+	@Test
+	void anExhaustionWithAResetBeyondAWeekIsKeptUntilThen() {
+		String hold = this.prefix + "pool:m:hold";
+		Instant reset = this.wall.plus(Duration.ofDays(20));
+		run(QuotaScript.exhaust(hold, Dimension.BUDGET_PER_MONTH, "monthly budget", reset, 60 * SECOND * 1000, time()));
+		assertThat(redis.getExpire(hold).block(Duration.ofSeconds(5))).isGreaterThan(Duration.ofDays(20));
+		run(QuotaScript.penalize(hold, Dimension.TOKENS_PER_MINUTE, Duration.ofSeconds(30).toNanos(), time()));
+		assertThat(redis.getExpire(hold).block(Duration.ofSeconds(5))).isGreaterThan(Duration.ofDays(20));
 	}
 
 	@Test

@@ -9,7 +9,6 @@ import dev.llmquota.store.LocalQuotaStore;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.BindHandler;
@@ -24,7 +23,7 @@ import org.springframework.core.env.Environment;
  * engine itself.
  */
 @AutoConfiguration
-@ConditionalOnBooleanProperty(name = "llm.quota.enabled", matchIfMissing = true)
+@ConditionalOnLlmQuotaEnabled
 @EnableConfigurationProperties(LlmQuotaProperties.class)
 public final class LlmQuotaAutoConfiguration {
 

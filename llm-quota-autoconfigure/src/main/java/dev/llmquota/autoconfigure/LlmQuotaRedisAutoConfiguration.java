@@ -10,7 +10,6 @@ import io.lettuce.core.resource.Delay;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -28,7 +27,7 @@ import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
  */
 @AutoConfiguration(before = LlmQuotaAutoConfiguration.class,
 		after = { DataRedisAutoConfiguration.class, DataRedisReactiveAutoConfiguration.class })
-@ConditionalOnBooleanProperty(name = "llm.quota.enabled", matchIfMissing = true)
+@ConditionalOnLlmQuotaEnabled
 @ConditionalOnProperty(name = "llm.quota.backend", havingValue = "redis")
 @ConditionalOnClass(ReactiveRedisConnectionFactory.class)
 @EnableConfigurationProperties(LlmQuotaProperties.class)

@@ -67,6 +67,41 @@ class NoSilentMisconfigurationTests {
 				.contains("did you mean llm.quota.providers.openai.base-url?"));
 	}
 
+	/**
+	 * Only a value Spring reads as false switches llm-quota off: a mistyped one
+	 * ({@code ture}) stops start-up naming the property, where it switched llm-quota, and
+	 * every check of its configuration, off in silence; {@code yes}, {@code on} and
+	 * {@code 1} are true, as Spring binds them.
+	 */
+	@ParameterizedTest(name = "llm.quota.enabled={0}")
+	@CsvSource(delimiter = '|', textBlock = """
+			ture   | failed
+			enable | failed
+			yes    | on
+			on     | on
+			1      | on
+			TRUE   | on
+			false  | off
+			off    | off
+			no     | off
+			0      | off
+			""")
+	void onlyAFalseValueOfEnabledSwitchesLlmQuotaOff(String value, String expected) {
+		this.runner
+			.withPropertyValues("llm.quota.enabled=" + value,
+					"llm.quota.providers.openai.base-url=https://api.openai.com")
+			.run((context) -> {
+				switch (expected) {
+					case "failed" ->
+						assertThat(LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+							.contains("llm.quota.enabled")
+							.contains(value);
+					case "on" -> assertThat(context).hasNotFailed().hasSingleBean(QuotaConfig.class);
+					default -> assertThat(context).hasNotFailed().doesNotHaveBean(QuotaConfig.class);
+				}
+			});
+	}
+
 	@Test
 	void aModelIdWithDotsOutsideBracketsIsExplained() {
 		this.runner

@@ -35,6 +35,7 @@ public final class LlmQuotaAutoConfiguration {
 		// library that creates beans, as Spring AI's Google GenAI one does)
 		// gets them before Boot's binder is in place, and llm-quota would
 		// govern nothing in silence. Binding again is harmless.
+		PropertyKeys.checkKeptCharacters(environment);
 		Binder.get(environment)
 			.bind("llm.quota", Bindable.ofInstance(properties), new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
 		return QuotaConfigFactory.create(properties);

@@ -14,6 +14,10 @@ import java.util.TreeMap;
 
 import org.springframework.beans.BeanUtils;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.EnumerablePropertySource;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.PropertySource;
 
 /**
  * The shape of {@code llm.quota.*} as {@link LlmQuotaProperties} defines it, to tell a
@@ -110,6 +114,59 @@ final class PropertyKeys {
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * Stops start-up for a key under {@code llm.quota} holding a character Spring Boot
+	 * drops from a key written without brackets (anything but letters, digits, '-', '_'
+	 * and the dots between keys): {@code models.llama3:8b} binds as the model
+	 * {@code llama38b}, which no call names, and its limits would govern nothing.
+	 * @param environment the environment whose property sources are read
+	 * @throws InvalidQuotaPropertyException for the first such key
+	 */
+	static void checkKeptCharacters(Environment environment) {
+		if (!(environment instanceof ConfigurableEnvironment configurable)) {
+			return;
+		}
+		for (PropertySource<?> source : configurable.getPropertySources()) {
+			if (!(source instanceof EnumerablePropertySource<?> enumerable)) {
+				continue;
+			}
+			for (String name : enumerable.getPropertyNames()) {
+				if (name.startsWith("llm.quota.")) {
+					// a credential's value is never shown
+					checkKeptCharacters(name, name.contains(".headers") ? "(not shown)" : source.getProperty(name));
+				}
+			}
+		}
+	}
+
+	private static void checkKeptCharacters(String name, Object value) {
+		int depth = 0;
+		int start = 0;
+		for (int i = 0; i <= name.length(); i++) {
+			char c = (i < name.length()) ? name.charAt(i) : '.';
+			if (c == '[') {
+				depth++;
+			}
+			else if (c == ']') {
+				depth--;
+			}
+			else if (depth == 0 && c == '.') {
+				start = i + 1;
+			}
+			else if (depth == 0 && !Character.isLetterOrDigit(c) && c != '-' && c != '_') {
+				int end = name.indexOf('.', i);
+				String key = name.substring(start, (end < 0) ? name.length() : end);
+				String kept = key.replaceAll("[^\\p{L}\\p{N}_-]", "");
+				throw new InvalidQuotaPropertyException(name, value,
+						"its key '" + key + "' holds '" + c + "', which Spring Boot drops from a key written without"
+								+ " brackets: it would bind as '" + kept + "', which no call names",
+						"in YAML write the key as \"[" + key + "]\" (in a properties file " + name.substring(0, start)
+								+ "[" + key + "]" + ((end < 0) ? "" : name.substring(end))
+								+ "), or set its name: property under a plain key.");
+			}
+		}
 	}
 
 	private static String rest(ConfigurationPropertyName name, int from) {

@@ -1,6 +1,7 @@
 package dev.llmquota.autoconfigure;
 
 import java.util.List;
+import java.util.Map;
 
 import dev.llmquota.client.restclient.LlmQuotaRestClientCustomizer;
 import dev.llmquota.client.webclient.LlmQuotaWebClientCustomizer;
@@ -23,6 +24,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.MapPropertySource;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -100,6 +102,43 @@ class NoSilentMisconfigurationTests {
 					default -> assertThat(context).hasNotFailed().doesNotHaveBean(QuotaConfig.class);
 				}
 			});
+	}
+
+	/**
+	 * Spring Boot drops characters other than letters, digits, '-' and '_' from a map key
+	 * written without brackets: {@code llama3:8b} bound as {@code llama38b}, a model no
+	 * call names, so its limits governed nothing. Start-up stops naming the key and the
+	 * way to write it.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					llm.quota.providers.ollama.models.llama3:8b.concurrent-requests                | llama3:8b                | llama38b
+					llm.quota.providers.ollama.models.meta-llama/llama-3-8b.concurrent-requests    | meta-llama/llama-3-8b    | meta-llamallama-3-8b
+					llm.quota.providers.ollama.models.claude-sonnet-4@20250514.concurrent-requests | claude-sonnet-4@20250514 | claude-sonnet-420250514
+					""")
+	void aModelKeyWhoseCharactersSpringDropsStopsStartUp(String property, String key, String mangled) {
+		this.runner
+			.withInitializer((context) -> context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource("application.yml",
+						Map.of("llm.quota.providers.ollama.base-url", "http://localhost:11434", property, 2))))
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains(property).contains("'" + mangled + "'");
+				assertThat(analysis.getAction()).contains("\"[" + key + "]\"");
+			});
+		// in brackets it keeps them, and letters of either case, digits, '-' and '_' need
+		// none
+		this.runner
+			.withInitializer((context) -> context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource("application.yml",
+						Map.of("llm.quota.providers.ollama.base-url", "http://localhost:11434",
+								"llm.quota.providers.ollama.models[" + key + "].concurrent-requests", 2,
+								"llm.quota.providers.ollama.models.My_Model-2.concurrent-requests", 2))))
+			.run((context) -> assertThat(context.getBean(QuotaConfig.class).providers().get("ollama").models())
+				.containsKeys(key, "My_Model-2"));
 	}
 
 	@Test

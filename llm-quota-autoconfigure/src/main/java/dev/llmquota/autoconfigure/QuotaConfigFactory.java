@@ -48,7 +48,34 @@ final class QuotaConfigFactory {
 		QuotaSettings settings = settings(properties);
 		Map<String, ProviderSpec> providers = new LinkedHashMap<>();
 		properties.getProviders().forEach((id, provider) -> providers.put(id, provider(id, provider)));
+		distinct(providers);
 		return new QuotaConfig(settings, providers);
+	}
+
+	/**
+	 * Stops start-up for two entries no call can tell apart: the same base-url (but for
+	 * its letters' case and a trailing '/') and the same match-header, or none. Which one
+	 * governed a call was otherwise left to the order of a map.
+	 */
+	private static void distinct(Map<String, ProviderSpec> providers) {
+		Map<String, String> seen = new HashMap<>();
+		providers.forEach((id, provider) -> {
+			String url = provider.baseUrl().toString().toLowerCase(Locale.ROOT).replaceAll("/+$", "");
+			String key = url + " "
+					+ provider.matchHeader()
+						.map((header) -> header.name().toLowerCase(Locale.ROOT) + "=" + header.value())
+						.orElse("");
+			String other = seen.putIfAbsent(key, id);
+			if (other != null) {
+				throw new InvalidQuotaPropertyException(PREFIX + "providers." + id + ".base-url", provider.baseUrl(),
+						"entry '" + other + "' has the same base-url"
+								+ (provider.matchHeader().isPresent() ? " and match-header" : "")
+								+ ", so no call can tell the two apart",
+						"give one of them a match-header (llm.quota.providers." + id
+								+ ".match-header.name and .value) that its calls carry, point it at another base-url,"
+								+ " or merge the two entries.");
+			}
+		});
 	}
 
 	private static QuotaSettings settings(LlmQuotaProperties properties) {

@@ -1,5 +1,7 @@
 package dev.llmquota.core;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -11,7 +13,8 @@ import java.util.Map;
 public record QuotaConfig(QuotaSettings settings, Map<String, ProviderSpec> providers) {
 
 	public QuotaConfig {
-		providers = Map.copyOf(providers);
+		// in the order configured: whatever iterates them sees the same order every run
+		providers = Collections.unmodifiableMap(new LinkedHashMap<>(providers));
 	}
 
 }

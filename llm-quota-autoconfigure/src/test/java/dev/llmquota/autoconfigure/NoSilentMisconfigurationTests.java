@@ -141,6 +141,30 @@ class NoSilentMisconfigurationTests {
 				.containsKeys(key, "My_Model-2"));
 	}
 
+	/**
+	 * Two entries no call can tell apart (the same base-url, no match-header) stop
+	 * start-up: which governed a call was the first of a map whose order changed from run
+	 * to run, and with it the limits, books and credentials the call was charged against.
+	 */
+	@Test
+	void twoEntriesNoCallCanTellApartStopStartUp() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai-batch.base-url=https://API.openai.com/")
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.providers.openai-batch.base-url")
+					.contains("'openai'");
+				assertThat(analysis.getAction()).contains("match-header");
+			});
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai-batch.base-url=https://api.openai.com",
+					"llm.quota.providers.openai-batch.match-header.name=OpenAI-Project",
+					"llm.quota.providers.openai-batch.match-header.value=proj_batch")
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(QuotaConfig.class));
+	}
+
 	@Test
 	void aModelIdWithDotsOutsideBracketsIsExplained() {
 		this.runner

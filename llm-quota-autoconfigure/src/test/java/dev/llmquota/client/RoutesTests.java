@@ -411,7 +411,10 @@ class RoutesTests {
 		ProviderSimulator simulator = simulator((sim) -> {
 		});
 		Map<List<String>, String> mistakes = Map.of(
-				join(entry("openai", simulator, "openai"), entry("anthropic", simulator, "anthropic"),
+				// (two entries on one simulator: a match-header tells their calls apart)
+				join(entry("openai", simulator, "openai"),
+						entry("anthropic", simulator, "anthropic", "match-header.name=X-Format",
+								"match-header.value=anthropic"),
 						target(0, "openai", "gpt-4o"), target(1, "anthropic", "claude")),
 				"llm.quota.routes.gpt4o.targets[1].provider",
 				join(entry("bedrock", simulator, "bedrock"), target(0, "bedrock", "model")),

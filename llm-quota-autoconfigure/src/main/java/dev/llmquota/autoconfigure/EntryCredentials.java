@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import dev.llmquota.client.Credentials;
@@ -34,6 +35,9 @@ final class EntryCredentials {
 		return credentials;
 	}
 
+	/** A placeholder left as written, and the name in it. */
+	private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([^}:]*)(?::[^}]*)?}");
+
 	private static void check(String property, String name, String value) {
 		if (!NAME.matcher(name).matches()) {
 			throw new InvalidQuotaPropertyException(property, "(hidden)", "'" + name + "' is not an HTTP header name",
@@ -42,6 +46,15 @@ final class EntryCredentials {
 		if (FRAMING.contains(name.toLowerCase(Locale.ROOT))) {
 			throw new InvalidQuotaPropertyException(property, "(hidden)", "the HTTP client sets " + name + " itself",
 					"remove it; only credentials and the like go here.");
+		}
+		Matcher placeholder = PLACEHOLDER.matcher((value != null) ? value : "");
+		if (placeholder.find()) {
+			// the binder leaves a placeholder it cannot resolve as it is
+			throw new InvalidQuotaPropertyException(property, "(hidden)",
+					"its placeholder " + placeholder.group() + " was not resolved: " + placeholder.group(1)
+							+ " is set nowhere Spring looks, so the placeholder's text would be sent as the credential",
+					"set " + placeholder.group(1) + " (an environment variable or a property), or give the placeholder"
+							+ " a default: ${" + placeholder.group(1) + ":...}.");
 		}
 		if (value == null || value.isBlank() || value.chars().anyMatch((c) -> c == '\r' || c == '\n' || c == 0)) {
 			throw new InvalidQuotaPropertyException(property, "(hidden)", "the value is empty or holds a line break",

@@ -165,6 +165,28 @@ class NoSilentMisconfigurationTests {
 			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(QuotaConfig.class));
 	}
 
+	/**
+	 * A credential whose placeholder names a variable that is not set stays the
+	 * placeholder's text: it stops start-up naming the property and the variable, where
+	 * it was sent on every call and failed at the provider.
+	 */
+	@Test
+	void aCredentialWhosePlaceholderIsNotResolvedStopsStartUp() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.azure.base-url=https://east.openai.azure.com",
+					"llm.quota.providers.azure.headers.api-key=${LLM_QUOTA_TEST_KEY_NOT_SET}")
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.providers.azure.headers.api-key")
+					.contains("${LLM_QUOTA_TEST_KEY_NOT_SET}");
+				assertThat(analysis.getAction()).contains("LLM_QUOTA_TEST_KEY_NOT_SET");
+			});
+		this.runner
+			.withPropertyValues("test.key=sk-test", "llm.quota.providers.azure.base-url=https://east.openai.azure.com",
+					"llm.quota.providers.azure.headers.api-key=${test.key}")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
 	@Test
 	void aModelIdWithDotsOutsideBracketsIsExplained() {
 		this.runner

@@ -1,5 +1,7 @@
 package dev.llmquota.core.kernel;
 
+import java.math.BigInteger;
+
 /**
  * Token-bucket state refilled continuously at a rate per minute, as pure data: every
  * operation takes the time as an argument and no clock lives inside.
@@ -22,6 +24,8 @@ package dev.llmquota.core.kernel;
  * no one while calls are booked ahead. Instances are not thread-safe.
  */
 public final class RateBucket {
+
+	private static final BigInteger NANOS_PER_MINUTE = BigInteger.valueOf(Arith.NANOS_PER_MINUTE);
 
 	private final long ratePerMinute;
 
@@ -251,9 +255,21 @@ public final class RateBucket {
 			return base;
 		}
 		// time t such that (t * rate + remainder) / NANOS_PER_MINUTE >= deficit
-		long wanted = Arith.mulDiv(need - level, Arith.NANOS_PER_MINUTE, 1);
-		long nanos = (wanted == Long.MAX_VALUE) ? Long.MAX_VALUE
-				: Arith.mulDivCeil(Math.max(0, wanted - refilledRemainder(now)), 1, this.ratePerMinute);
+		long deficit = need - level;
+		long remainder = refilledRemainder(now);
+		long nanos;
+		if (Math.multiplyHigh(deficit, Arith.NANOS_PER_MINUTE) == 0 && deficit * Arith.NANOS_PER_MINUTE >= 0) {
+			nanos = Arith.mulDivCeil(Math.max(0, deficit * Arith.NANOS_PER_MINUTE - remainder), 1, this.ratePerMinute);
+		}
+		else {
+			// a deficit of more than about 150 million units: exactly, in big numbers
+			BigInteger[] qr = BigInteger.valueOf(deficit)
+				.multiply(NANOS_PER_MINUTE)
+				.subtract(BigInteger.valueOf(remainder))
+				.divideAndRemainder(BigInteger.valueOf(this.ratePerMinute));
+			BigInteger ceiling = (qr[1].signum() > 0) ? qr[0].add(BigInteger.ONE) : qr[0];
+			nanos = (ceiling.bitLength() < 63) ? ceiling.longValue() : Long.MAX_VALUE;
+		}
 		return Arith.saturatedAdd(base, nanos);
 	}
 
@@ -289,8 +305,13 @@ public final class RateBucket {
 		if (total < 0) {
 			return this.level;
 		}
+		if (total == Long.MAX_VALUE) {
+			BigInteger added = bigRefill(now)[0];
+			return (added.compareTo(BigInteger.valueOf(this.capacity).subtract(BigInteger.valueOf(this.level))) >= 0)
+					? this.capacity : this.level + added.longValue();
+		}
 		long added = total / Arith.NANOS_PER_MINUTE;
-		return (added >= this.capacity - this.level || total == Long.MAX_VALUE) ? this.capacity : this.level + added;
+		return (added >= this.capacity - this.level) ? this.capacity : this.level + added;
 	}
 
 	/** The remainder refill leaves at {@code now}, not kept. */
@@ -299,20 +320,41 @@ public final class RateBucket {
 		if (total < 0) {
 			return (now > this.time) ? 0 : this.remainder;
 		}
+		if (total == Long.MAX_VALUE) {
+			BigInteger[] refill = bigRefill(now);
+			return (refill[0]
+				.compareTo(BigInteger.valueOf(this.capacity).subtract(BigInteger.valueOf(this.level))) >= 0) ? 0
+						: refill[1].longValue();
+		}
 		long added = total / Arith.NANOS_PER_MINUTE;
-		return (added >= this.capacity - this.level || total == Long.MAX_VALUE) ? 0 : total % Arith.NANOS_PER_MINUTE;
+		return (added >= this.capacity - this.level) ? 0 : total % Arith.NANOS_PER_MINUTE;
 	}
 
 	/**
 	 * The refill since the bucket's time with its remainder, in units of 1 / minute; -1
 	 * when none is added: time that did not advance (or a booking ahead of now), or a
-	 * full bucket (whose remainder is then dropped).
+	 * full bucket (whose remainder is then dropped); {@link Long#MAX_VALUE} when it does
+	 * not fit a long (billions a minute over seconds), for {@link #bigRefill}.
 	 */
 	private long refilledTotal(long now) {
 		if (now <= this.time || this.level >= this.capacity) {
 			return -1;
 		}
-		return Arith.saturatedAdd(Arith.mulDiv(now - this.time, this.ratePerMinute, 1), this.remainder);
+		long elapsed = now - this.time;
+		long product = elapsed * this.ratePerMinute;
+		if (Math.multiplyHigh(elapsed, this.ratePerMinute) != 0 || product < 0
+				|| product >= Long.MAX_VALUE - this.remainder) {
+			return Long.MAX_VALUE;
+		}
+		return product + this.remainder;
+	}
+
+	/** The units a refill too large for a long adds, and the remainder it leaves. */
+	private BigInteger[] bigRefill(long now) {
+		return BigInteger.valueOf(now - this.time)
+			.multiply(BigInteger.valueOf(this.ratePerMinute))
+			.add(BigInteger.valueOf(this.remainder))
+			.divideAndRemainder(NANOS_PER_MINUTE);
 	}
 
 	@Override

@@ -59,12 +59,36 @@ class RateBucketPropertyTests {
 			assertThat(level).as("seed %d step %d: level within capacity", seed, step).isLessThanOrEqualTo(capacity);
 			assertThat(level).as("seed %d step %d: level equals the exact reference", seed, step)
 				.isEqualTo(reference.floorLevel());
-			long wait = bucket.nanosUntil(Math.min(capacity, Math.max(1, level + 1)), now);
-			if (level < capacity) {
-				assertThat(wait).as("seed %d step %d: waiting for one more unit", seed, step).isPositive();
+			long wanted = Math.min(capacity, Math.max(1, level + 1 + random.nextLong(capacity)));
+			long wait = bucket.nanosUntil(wanted, now);
+			if (level < wanted) {
+				assertThat(wait).as("seed %d step %d: waiting for more units", seed, step).isPositive();
+				assertThat(bucket.level(now + wait))
+					.as("seed %d step %d: the units are there after the wait", seed, step)
+					.isGreaterThanOrEqualTo(wanted);
+				assertThat(bucket.level(now + wait - 1)).as("seed %d step %d: and not a nanosecond before", seed, step)
+					.isLessThan(wanted);
 			}
 		}
 		assertWindowBound(seed, charges, rate, capacity);
+	}
+
+	/**
+	 * A bucket of a billion units a minute, emptied, refills at its rate and says how
+	 * long a call waits: ten seconds' refill (10^10 ns x 10^9 a minute) does not fit a
+	 * long, and read as full, over-admitting 833 million units, and a wait for 200
+	 * million read as never.
+	 */
+	@org.junit.jupiter.api.Test
+	void aBucketOfBillionsRefillsAndWaitsExactly() {
+		long rate = 1_000_000_000L;
+		RateBucket bucket = new RateBucket(rate, rate, 0);
+		bucket.take(rate, 0);
+		assertThat(bucket.level(10_000_000_000L)).isEqualTo(166_666_666L);
+		assertThat(bucket.nanosUntil(200_000_000L, 0)).isEqualTo(12_000_000_000L);
+		bucket.advance(10_000_000_000L);
+		assertThat(bucket.level(10_000_000_000L)).isEqualTo(166_666_666L);
+		assertThat(bucket.level(70_000_000_000L)).isEqualTo(rate);
 	}
 
 	/**
@@ -113,7 +137,13 @@ class RateBucketPropertyTests {
 
 	/** A rate per minute: a few requests, or millions of tokens. */
 	static long rate(SplittableRandom random) {
-		return 1 + random.nextLong(random.nextBoolean() ? 600 : 3_000_000);
+		// now and then an account of billions a minute, whose refill over seconds does
+		// not fit a long in nanoseconds times units
+		return 1 + random.nextLong(switch (random.nextInt(5)) {
+			case 0, 1 -> 600;
+			case 2, 3 -> 3_000_000;
+			default -> 20_000_000_000L;
+		});
 	}
 
 	/** A capacity of up to a minute of the rate, and from 1. */

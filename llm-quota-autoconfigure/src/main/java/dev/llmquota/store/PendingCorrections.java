@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BiConsumer;
 
 import dev.llmquota.core.Charge;
 import org.apache.commons.logging.Log;
@@ -27,9 +26,9 @@ final class PendingCorrections {
 
 	private final AtomicBoolean dropped = new AtomicBoolean();
 
-	void add(List<Charge> corrections, Instant wallNow) {
+	void add(List<Charge> corrections, Instant wallNow, Instant bookedAt) {
 		if (this.pending.size() < MAX_PENDING) {
-			this.pending.add(new Pending(corrections, wallNow));
+			this.pending.add(new Pending(corrections, wallNow, bookedAt));
 		}
 		else if (this.dropped.compareAndSet(false, true)) {
 			logger.warn("Redis has not answered for a while: llm-quota keeps no more than " + MAX_PENDING
@@ -39,15 +38,26 @@ final class PendingCorrections {
 	}
 
 	/** Hands every waiting correction over, oldest first. */
-	void drainTo(BiConsumer<List<Charge>, Instant> sink) {
+	void drainTo(Sink sink) {
 		Pending correction;
 		while ((correction = this.pending.poll()) != null) {
-			sink.accept(correction.corrections(), correction.wallNow());
+			sink.accept(correction.corrections(), correction.wallNow(), correction.bookedAt());
 		}
 		this.dropped.set(false);
 	}
 
-	private record Pending(List<Charge> corrections, Instant wallNow) {
+	/**
+	 * Where waiting corrections go: each with the wall time it was made at and its
+	 * booking's.
+	 */
+	@FunctionalInterface
+	interface Sink {
+
+		void accept(List<Charge> corrections, Instant wallNow, Instant bookedAt);
+
+	}
+
+	private record Pending(List<Charge> corrections, Instant wallNow, Instant bookedAt) {
 
 	}
 

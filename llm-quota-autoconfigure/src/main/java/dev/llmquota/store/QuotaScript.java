@@ -191,9 +191,20 @@ final class QuotaScript {
 	}
 
 	static Call adjust(List<Charge> corrections, String time, Instant wallNow, Predicate<String> firstUse) {
+		return adjust(corrections, time, wallNow, wallNow, firstUse);
+	}
+
+	/**
+	 * Corrects what a booking charged: a daily counter's charge counts on the period of
+	 * now, its refund on the booking's (the script gives back no other period's units).
+	 */
+	static Call adjust(List<Charge> corrections, String time, Instant wallNow, Instant bookedAt,
+			Predicate<String> firstUse) {
 		List<String> keys = new ArrayList<>();
 		List<String> args = new ArrayList<>(List.of("adjust", time, Integer.toString(corrections.size())));
-		buckets(corrections, keys, args, wallNow);
+		for (Charge correction : corrections) {
+			bucket(correction, keys, args, (correction.units() < 0) ? bookedAt : wallNow);
+		}
 		for (Charge correction : corrections) {
 			// when Redis took the units a refund gives back, if it lay ahead of the
 			// booking
@@ -314,16 +325,23 @@ final class QuotaScript {
 
 	private static void buckets(List<Charge> charges, List<String> keys, List<String> args, Instant wallNow) {
 		for (Charge charge : charges) {
-			BucketSpec bucket = charge.bucket();
-			keys.add(bucket.key());
-			if (bucket.daily()) {
-				args.addAll(List.of("d", Long.toString(charge.units()), Long.toString(bucket.enforced()), Long.toString(
-						bucket.dimension().periodStart(LocalDate.ofInstant(wallNow, bucket.zone())).toEpochDay())));
-			}
-			else {
-				args.addAll(List.of("r", Long.toString(charge.units()), Long.toString(bucket.enforced()),
-						Long.toString(bucket.capacity())));
-			}
+			bucket(charge, keys, args, wallNow);
+		}
+	}
+
+	/**
+	 * A charge's key and arguments: a daily counter's name the period of {@code wall}.
+	 */
+	private static void bucket(Charge charge, List<String> keys, List<String> args, Instant wall) {
+		BucketSpec bucket = charge.bucket();
+		keys.add(bucket.key());
+		if (bucket.daily()) {
+			args.addAll(List.of("d", Long.toString(charge.units()), Long.toString(bucket.enforced()), Long
+				.toString(bucket.dimension().periodStart(LocalDate.ofInstant(wall, bucket.zone())).toEpochDay())));
+		}
+		else {
+			args.addAll(List.of("r", Long.toString(charge.units()), Long.toString(bucket.enforced()),
+					Long.toString(bucket.capacity())));
 		}
 	}
 

@@ -259,16 +259,18 @@ public final class RedisQuotaStore implements QuotaStore {
 			this.fallback.adjust(corrections, now, wallNow);
 			return;
 		}
-		// daily counters are corrected on the day that charged them: the script refunds
-		// no other day (a booking given back when its late answer lands, maybe on the
-		// next day, would take that day's calls off)
-		this.memory.wall(wallNow);
-		Instant wall = booking.bookedAt();
+		// a daily counter's refund goes to the day that charged it: the script refunds no
+		// other day (a booking given back when its late answer lands, maybe on the next
+		// day, would take that day's calls off); a charge (usage above the estimate)
+		// counts on the day it is charged, as the local store counts it
+		Instant wall = this.memory.wall(wallNow);
+		Instant booked = booking.bookedAt();
 		if (this.availability.up()) {
-			this.redis.send(QuotaScript.adjust(corrections, this.redis.time(now), wall, this.memory.firstUse()));
+			this.redis
+				.send(QuotaScript.adjust(corrections, this.redis.time(now), wall, booked, this.memory.firstUse()));
 			return;
 		}
-		this.pending.add(corrections, wall);
+		this.pending.add(corrections, wall, booked);
 	}
 
 	@Override
@@ -414,8 +416,8 @@ public final class RedisQuotaStore implements QuotaStore {
 					this.redis.send(QuotaScript.adjust(handed, this.redis.time(), wall, this.memory.firstUse()));
 				}
 				// what calls booked in Redis used while it was down lands now
-				this.pending.drainTo((corrections, wallNow) -> this.redis
-					.send(QuotaScript.adjust(corrections, this.redis.time(), wallNow, this.memory.firstUse())));
+				this.pending.drainTo((corrections, wallNow, bookedAt) -> this.redis.send(
+						QuotaScript.adjust(corrections, this.redis.time(), wallNow, bookedAt, this.memory.firstUse())));
 			});
 			return;
 		}

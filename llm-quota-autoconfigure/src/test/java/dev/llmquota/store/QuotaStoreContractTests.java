@@ -428,6 +428,26 @@ public abstract class QuotaStoreContractTests {
 		assertThat(remaining(day)).isEqualTo(1);
 	}
 
+	/**
+	 * A call booked before midnight whose usage is charged after it: the charge counts on
+	 * the new day (and a month's budget on the new month), in either store, whatever else
+	 * was booked first; Redis put it on the day of the booking, which the next booking
+	 * then wiped, unless another call had been booked on the new day before.
+	 */
+	@Test
+	void aUsageChargedAfterMidnightCountsOnTheNewDay() {
+		this.wall = Instant.parse("2026-11-30T23:59:50Z");
+		BucketSpec day = new BucketSpec(this.prefix + "tokens-per-day", BucketSpec.Scope.ACCOUNT,
+				Dimension.TOKENS_PER_DAY, 1_000, 1_000, UTC);
+		BucketSpec month = new BucketSpec(this.prefix + "budget-per-month", BucketSpec.Scope.ACCOUNT,
+				Dimension.BUDGET_PER_MONTH, 10_000_000, 10_000_000, UTC);
+		Booking.Booked booked = (Booking.Booked) book(this.now, new Charge(day, 100), new Charge(month, 1_000));
+		advance(Duration.ofSeconds(20));
+		this.store.correct(booked, List.of(new Charge(day, 400), new Charge(month, 2_000_000)), this.now, this.wall);
+		assertThat(remaining(day)).as("the new day's tokens left").isEqualTo(600);
+		assertThat(remaining(month)).as("the new month's budget left").isEqualTo(8_000_000);
+	}
+
 	@Test
 	void aDailyCounterIgnoresAWallClockJumpingBack() {
 		BucketSpec day = daily("d", 1);

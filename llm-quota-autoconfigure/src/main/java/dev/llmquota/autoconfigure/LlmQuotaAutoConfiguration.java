@@ -37,7 +37,8 @@ public final class LlmQuotaAutoConfiguration {
 		// govern nothing in silence. Binding again is harmless.
 		PropertyKeys.checkKeptCharacters(environment);
 		Binder.get(environment)
-			.bind("llm.quota", Bindable.ofInstance(properties), new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
+			.bind("llm.quota", Bindable.ofInstance(properties),
+					new NoUnboundElementsBindHandler(new DurationsWithUnits(BindHandler.DEFAULT)));
 		return QuotaConfigFactory.create(properties);
 	}
 

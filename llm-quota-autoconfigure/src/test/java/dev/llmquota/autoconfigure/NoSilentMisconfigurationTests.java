@@ -346,6 +346,36 @@ class NoSilentMisconfigurationTests {
 			});
 	}
 
+	/**
+	 * A duration written as a bare number is milliseconds to Spring Boot: {@code
+	 * lease-timeout: 600}, meant as seconds, gave every call's slots back after 0.6 s,
+	 * and {@code retry.max-backoff: 60} failed every 429 that asked to wait more than 60
+	 * ms. The README documents durations with their unit: a bare number stops start-up
+	 * (but 0, the same in any unit).
+	 */
+	@ParameterizedTest(name = "{0}={1}")
+	@CsvSource(delimiter = '|', textBlock = """
+			llm.quota.max-wait                                        | 30
+			llm.quota.lease-timeout                                   | 600
+			llm.quota.retry.max-backoff                               | 60
+			llm.quota.providers.openai.burst-window                   | 2
+			llm.quota.providers.openai.models.gpt-4o.expected-latency | 2
+			""")
+	void aDurationWithoutItsUnitStopsStartUp(String property, String value) {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com", property + "=" + value)
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("Invalid value '" + value + "' for " + property)
+					.contains("milliseconds");
+				assertThat(analysis.getAction()).contains(value + "s");
+			});
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					property + "=" + value + "s")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
 	@Test
 	void lendAftersMessageQuotesItsOwnDefault() {
 		this.runner

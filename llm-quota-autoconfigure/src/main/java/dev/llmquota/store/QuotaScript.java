@@ -183,6 +183,19 @@ final class QuotaScript {
 		return new Call(keys, args);
 	}
 
+	/** How long a booking request waits: as its booking would, the reserve kept back. */
+	static Call waitFor(BookingRequest request, String time, Instant wallNow) {
+		Call call = waitFor(request.charges(), time, wallNow);
+		BookingRequest.Reserve reserve = request.reserve();
+		if (reserve != null) {
+			call.args()
+				.addAll(List.of(reserve.batch() ? "b" : "i", Double.toString(reserve.share()),
+						Long.toString(reserve.lendAfterNanos() / NANOS_PER_MICRO)));
+			call.keys().add(reserve.key());
+		}
+		return call;
+	}
+
 	static long waitNanos(List<Object> reply, List<Charge> charges, Instant wallNow) {
 		if (integer(reply, 0) == 0) {
 			return number(reply, 2) * NANOS_PER_MICRO;

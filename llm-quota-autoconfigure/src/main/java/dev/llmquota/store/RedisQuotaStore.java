@@ -218,6 +218,18 @@ public final class RedisQuotaStore implements QuotaStore {
 	}
 
 	@Override
+	public long nanosUntilAvailable(BookingRequest request, long now, Instant wallNow) {
+		if (request.reserve() == null) {
+			return nanosUntilAvailable(request.charges(), now, wallNow);
+		}
+		Instant wall = this.memory.wall(wallNow);
+		return read(
+				() -> QuotaScript.waitNanos(this.redis.call(QuotaScript.waitFor(request, this.redis.time(now), wall)),
+						request.charges(), wall),
+				() -> this.fallback.nanosUntilAvailable(request.charges(), now, wall));
+	}
+
+	@Override
 	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
 		Instant wall = this.memory.wall(wallNow);
 		return read(() -> QuotaScript

@@ -552,11 +552,21 @@ local function book()
   return reply
 end
 
--- wait: ARGV[3] buckets, then per bucket four values. Replies {0, now, wait} or {1, now,
--- index, -1, day} for a spent daily counter. Takes nothing.
+-- wait: ARGV[3] buckets, then per bucket four values, then, for a call of a class, its
+-- class, the reserve's share and lending time (the KEY after the buckets: the last
+-- interactive wait). Replies {0, now, wait} or {1, now, index, -1, day} for a spent daily
+-- counter. Takes nothing.
 local function wait()
+  local n = tonumber(ARGV[3])
+  -- a batch call keeps the interactive reserve back as its booking would
+  local class, share, lend_after = ARGV[4 + 4 * n], tonumber(ARGV[5 + 4 * n] or '0'), tonumber(ARGV[6 + 4 * n] or '0')
+  local keep = false
+  if class == 'b' and share > 0 then
+    local last = redis.call('GET', KEYS[n + 1])
+    keep = last ~= false and now - tonumber(last) < lend_after
+  end
   local longest = 0
-  for i = 1, tonumber(ARGV[3]) do
+  for i = 1, n do
     local kind, units, a, b = bucket_args(4, i)
     local s = load(KEYS[i], kind, a, b)
     if kind == 'd' then
@@ -564,7 +574,7 @@ local function wait()
         return { 1, now, i, -1, s.d }
       end
     else
-      longest = math.max(longest, rate_wait(s, units))
+      longest = math.max(longest, rate_wait(s, units, keep and math.ceil(share * b - 1e-9) or 0))
     end
   end
   return { 0, now, longest }

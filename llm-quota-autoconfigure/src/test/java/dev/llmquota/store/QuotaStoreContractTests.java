@@ -448,6 +448,27 @@ public abstract class QuotaStoreContractTests {
 		assertThat(remaining(month)).as("the new month's budget left").isEqualTo(8_000_000);
 	}
 
+	/**
+	 * How long a batch call waits, read, keeps the interactive reserve back as its
+	 * booking does: a Redis read left it out, said 0 and the booking was then refused, so
+	 * the routes read a busy target as free.
+	 */
+	@Test
+	void aBatchCallsWaitReadKeepsTheInteractiveReserveAsItsBookingDoes() {
+		BookingRequest.Reserve interactive = new BookingRequest.Reserve(false, this.prefix + "interactive-wait", 0.2,
+				30 * SECOND);
+		BookingRequest.Reserve batch = new BookingRequest.Reserve(true, this.prefix + "interactive-wait", 0.2,
+				30 * SECOND);
+		book(this.now, interactive, new Charge(rate("a"), 9));
+		assertThat(book(this.now, interactive, new Charge(rate("a"), 2))).as("an interactive call waits")
+			.isInstanceOf(Booking.Refused.class);
+		advance(Duration.ofSeconds(5));
+		BookingRequest request = new BookingRequest(List.of(new Charge(rate("a"), 5)), List.of(), List.of(), batch);
+		// 6 units, 2 of them the reserve: one more second for 5
+		assertThat(this.store.nanosUntilAvailable(request, this.now, this.wall)).isEqualTo(SECOND);
+		assertThat(book(this.now, batch, new Charge(rate("a"), 5))).isInstanceOf(Booking.Refused.class);
+	}
+
 	@Test
 	void aDailyCounterIgnoresAWallClockJumpingBack() {
 		BucketSpec day = daily("d", 1);

@@ -69,6 +69,7 @@ public final class GovernedCall {
 		if (framing != this.plan.framing()) {
 			this.reader = new ResponseReader(this.plan.entry().dialect(), framing);
 		}
+		this.reader.encoded(headers.get("Content-Encoding"));
 		if (successful()) {
 			this.plan.entry().dialect().readHeaders(headers, this.reader.usage());
 		}

@@ -52,6 +52,15 @@ public final class ResponseReader {
 	/** Whether a part of the answer could not be read. */
 	private boolean partUnread;
 
+	/** The answer's content coding, other than identity; {@code null} for none. */
+	private String encoding;
+
+	/**
+	 * Whether the answer arrived compressed, once its first byte told; {@code null}
+	 * before.
+	 */
+	private Boolean compressed;
+
 	/**
 	 * Creates a reader.
 	 * @param dialect the provider's dialect
@@ -78,6 +87,9 @@ public final class ResponseReader {
 	 * @param bytes the bytes; their position is not changed
 	 */
 	public synchronized void feed(ByteBuffer bytes) {
+		if (this.encoding != null && stillCompressed(bytes)) {
+			return;
+		}
 		if (this.events != null) {
 			this.events.feed(bytes);
 			return;
@@ -110,9 +122,38 @@ public final class ResponseReader {
 	}
 
 	/**
+	 * Notes the answer's {@code Content-Encoding}. An answer that reaches llm-quota still
+	 * compressed (a caller that asked for it below a client that decompresses nothing) is
+	 * not read, and its reservation stands; one its HTTP client decompressed, keeping the
+	 * header, is read as usual (a gzip stream starts with its magic byte, 0x1f; any other
+	 * coding is taken as compressed).
+	 * @param contentEncoding the header's value, or {@code null}
+	 */
+	public synchronized void encoded(String contentEncoding) {
+		String coding = (contentEncoding != null) ? contentEncoding.trim().toLowerCase(java.util.Locale.ROOT) : "";
+		this.encoding = (coding.isEmpty() || coding.equals("identity")) ? null : coding;
+	}
+
+	private boolean stillCompressed(ByteBuffer bytes) {
+		if (this.compressed == null && bytes.hasRemaining()) {
+			boolean gzip = this.encoding.equals("gzip") || this.encoding.equals("x-gzip");
+			this.compressed = !gzip || bytes.get(bytes.position()) == 0x1f;
+		}
+		return Boolean.TRUE.equals(this.compressed);
+	}
+
+	/**
 	 * Reads what is left at the end of the answer.
 	 */
 	public synchronized void finish() {
+		if (Boolean.TRUE.equals(this.compressed)) {
+			this.partUnread = true;
+			LogOnce.warn(this.dialect.id().id() + ": compressed answer", "A " + this.dialect.id().id()
+					+ " answer reached llm-quota still compressed (Content-Encoding: " + this.encoding
+					+ "): its usage cannot be read and its reservation stands. Let the HTTP client ask for and"
+					+ " decompress compressed answers itself rather than setting Accept-Encoding on the request");
+			return;
+		}
 		if (this.body != null) {
 			if (this.overflow) {
 				this.partUnread = true;

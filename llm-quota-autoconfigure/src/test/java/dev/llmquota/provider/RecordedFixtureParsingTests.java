@@ -259,6 +259,45 @@ class RecordedFixtureParsingTests {
 		assertThat(responses.usage().outputChars()).isEqualTo("{\"a\":1}Thinking.No.".length());
 	}
 
+	/**
+	 * An answer that reaches llm-quota still compressed (a caller that asked for gzip
+	 * itself, below a client that decompresses nothing) cannot be read: its reservation
+	 * stands, where a stream read as text without usage was charged no output at all. One
+	 * its HTTP client already decompressed, keeping the header, is read as usual.
+	 */
+	@Test
+	void anAnswerStillCompressedIsNotReadAndKeepsItsReservation() throws java.io.IOException {
+		String stream = "data: {\"choices\":[{\"delta\":{\"content\":\"Hello\"}}]}\n\n"
+				+ "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":500}}\n\ndata: [DONE]\n\n";
+		java.io.ByteArrayOutputStream zipped = new java.io.ByteArrayOutputStream();
+		try (java.util.zip.GZIPOutputStream gzip = new java.util.zip.GZIPOutputStream(zipped)) {
+			gzip.write(stream.getBytes(StandardCharsets.UTF_8));
+		}
+		ResponseReader compressed = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.SSE);
+		compressed.encoded("gzip");
+		compressed.feed(ByteBuffer.wrap(zipped.toByteArray()));
+		compressed.finish();
+		assertThat(compressed.usage().hasUsage()).isFalse();
+		assertThat(compressed.partUnread()).as("the reservation stands").isTrue();
+		for (String encoding : new String[] { "br", "zstd", "deflate" }) {
+			ResponseReader other = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.SSE);
+			other.encoded(encoding);
+			other.feed(ByteBuffer.wrap(new byte[] { 0x1b, 0x3f, 0x00, 0x21 }));
+			other.finish();
+			assertThat(other.partUnread()).as(encoding).isTrue();
+		}
+		ResponseReader decompressed = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.SSE);
+		decompressed.encoded("gzip");
+		decompressed.feed(bytes(stream));
+		decompressed.finish();
+		assertThat(decompressed.usage().usage(999)).isEqualTo(new Usage(12, 0, 500));
+		ResponseReader identity = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.SSE);
+		identity.encoded("identity");
+		identity.feed(bytes(stream));
+		identity.finish();
+		assertThat(identity.usage().usage(999)).isEqualTo(new Usage(12, 0, 500));
+	}
+
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { "openai-stream-usage.json", "anthropic-stream-usage.json",
 			"openai-responses-stream-usage.json" })

@@ -178,6 +178,10 @@ final class GeminiDialect implements Dialect {
 			// generated nothing
 			usage.output(0L);
 		}
+		if (finished(event)) {
+			// a stream's last chunk: its finish and its counts (no event follows)
+			usage.end();
+		}
 	}
 
 	/**

@@ -147,6 +147,24 @@ class RecordedFixtureParsingTests {
 		assertThat(going.usage().usage(999)).isNull();
 	}
 
+	/**
+	 * Gemini's stream has no closing event: its last chunk carries the finish and the
+	 * counts, and ends it, so a client that stops reading there (before the connection's
+	 * end) is charged the counts, not its whole reservation.
+	 */
+	@Test
+	void geminisStreamEndsWithTheChunkThatFinishes() {
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.SSE);
+		reader.feed(bytes("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}],"
+				+ "\"usageMetadata\":{\"promptTokenCount\":8,\"candidatesTokenCount\":1,\"totalTokenCount\":9}}\n\n"));
+		assertThat(reader.usage().streamEnded()).as("a chunk before the last").isFalse();
+		reader.feed(bytes("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"lo\"}],\"role\":\"model\"},"
+				+ "\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":8,\"candidatesTokenCount\":2,"
+				+ "\"totalTokenCount\":10}}\n\n"));
+		assertThat(reader.usage().streamEnded()).as("the chunk that finishes").isTrue();
+		assertThat(reader.usage().usage(999)).isEqualTo(new Usage(8, 0, 2));
+	}
+
 	@Test
 	void openAiEmbeddingsAreChargedTheirPromptTokensAndNoOutput() {
 		RecordedFixture fixture = RecordedFixture.load("openai-embeddings-usage.json");

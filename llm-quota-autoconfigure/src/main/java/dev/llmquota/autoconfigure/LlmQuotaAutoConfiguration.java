@@ -7,6 +7,9 @@ import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaStore;
 import dev.llmquota.store.LocalQuotaStore;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -26,6 +29,8 @@ import org.springframework.core.env.Environment;
 @ConditionalOnLlmQuotaEnabled
 @EnableConfigurationProperties(LlmQuotaProperties.class)
 public final class LlmQuotaAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog("dev.llmquota");
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -50,7 +55,13 @@ public final class LlmQuotaAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(QuotaStore.class)
-	LocalQuotaStore llmQuotaStore(LlmQuotaProperties properties) {
+	LocalQuotaStore llmQuotaStore(LlmQuotaProperties properties, Environment environment) {
+		if (properties.getBackend() == LlmQuotaProperties.Backend.LOCAL) {
+			PropertyKeys.firstUnder(environment, "llm.quota.redis")
+				.ifPresent((name) -> logger.warn(name + " is set, but the books are this process's own"
+						+ " (llm.quota.backend=local, the default): the Redis settings are not used. Set"
+						+ " llm.quota.backend=redis to share the books across replicas, or remove them."));
+		}
 		if (properties.getBackend() == LlmQuotaProperties.Backend.REDIS) {
 			// the Redis store's auto-configuration did not apply: its classes are missing
 			throw new InvalidQuotaPropertyException("llm.quota.backend", "redis",

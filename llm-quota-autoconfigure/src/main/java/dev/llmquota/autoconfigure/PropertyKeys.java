@@ -10,10 +10,14 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 import org.springframework.beans.BeanUtils;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.EnumerablePropertySource;
 import org.springframework.core.env.Environment;
@@ -139,6 +143,25 @@ final class PropertyKeys {
 				}
 			}
 		}
+	}
+
+	/**
+	 * Returns the first property set under a prefix, in any property source.
+	 * @param environment the environment
+	 * @param prefix the prefix
+	 * @return the property's name, if one is set
+	 */
+	static Optional<String> firstUnder(Environment environment, String prefix) {
+		ConfigurationPropertyName root = ConfigurationPropertyName.of(prefix);
+		for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+			if (source instanceof IterableConfigurationPropertySource iterable) {
+				Optional<ConfigurationPropertyName> found = iterable.stream().filter(root::isAncestorOf).findFirst();
+				if (found.isPresent()) {
+					return Optional.of(found.get().toString());
+				}
+			}
+		}
+		return Optional.empty();
 	}
 
 	private static void checkKeptCharacters(String name, Object value) {

@@ -376,6 +376,21 @@ class NoSilentMisconfigurationTests {
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
+	/**
+	 * Redis settings with the local store (the default backend) are not used: one warning
+	 * says so, naming the property and the backend that would use it.
+	 */
+	@Test
+	void redisSettingsWithTheLocalStoreAreNamedInAWarning(CapturedOutput output) {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.redis.timeout=1s")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(output).contains("llm.quota.redis.timeout").contains("llm.quota.backend=redis");
+			});
+	}
+
 	@Test
 	void lendAftersMessageQuotesItsOwnDefault() {
 		this.runner

@@ -29,11 +29,13 @@ final class RouteSettings {
 
 	static List<RouteSpec> of(LlmQuotaProperties properties, QuotaConfig config) {
 		List<RouteSpec> routes = new ArrayList<>();
-		properties.getRoutes().forEach((name, route) -> routes.add(route(name, route, config.providers())));
+		properties.getRoutes()
+			.forEach((name, route) -> routes.add(route(name, route, config.providers(), properties.getProviders())));
 		return routes;
 	}
 
-	private static RouteSpec route(String name, LlmQuotaProperties.Route route, Map<String, ProviderSpec> providers) {
+	private static RouteSpec route(String name, LlmQuotaProperties.Route route, Map<String, ProviderSpec> providers,
+			Map<String, LlmQuotaProperties.Provider> configured) {
 		String prefix = QuotaConfigFactory.PREFIX + "routes." + name + ".";
 		if (!NAME.matcher(name).matches()) {
 			throw new InvalidQuotaPropertyException(QuotaConfigFactory.PREFIX + "routes." + name, name,
@@ -61,13 +63,13 @@ final class RouteSettings {
 				throw new InvalidQuotaPropertyException(at + "model", target.getModel(), "a target needs its model",
 						"set the model there: an Azure deployment name, or an OpenAI or Anthropic model id.");
 			}
-			if (!seen.add(provider.id() + "/" + target.getModel())) {
+			String model = modelId(provider, configured.get(provider.id()), target);
+			if (!seen.add(provider.id() + "/" + model)) {
 				throw new InvalidQuotaPropertyException(at + "model", target.getModel(),
 						"the route already has this target", "list each provider entry and model once.");
 			}
 			String wire = wireFormat(at + "provider", provider);
-			if (DialectInference.sendsNoRateLimitHeaders(provider.baseUrl())
-					&& !rateLimited(provider, target.getModel())) {
+			if (DialectInference.sendsNoRateLimitHeaders(provider.baseUrl()) && !rateLimited(provider, model)) {
 				throw new InvalidQuotaPropertyException(at + "provider", provider.id(),
 						"its provider sends no rate-limit headers, so a route would never learn its limits",
 						"configure the model's limits under llm.quota.providers." + provider.id() + ".models (or the"
@@ -80,8 +82,7 @@ final class RouteSettings {
 			}
 			family = wire;
 			primary |= !target.isSpillOver();
-			targets.add(new RouteSpec.Target(provider.id(), target.getModel(), target.isSpillOver(),
-					target.getApiVersion()));
+			targets.add(new RouteSpec.Target(provider.id(), model, target.isSpillOver(), target.getApiVersion()));
 		}
 		if (!primary) {
 			throw new InvalidQuotaPropertyException(prefix + "targets", "spill-over only",
@@ -89,6 +90,22 @@ final class RouteSettings {
 					"mark the targets calls should go to first with spill-over: false.");
 		}
 		return new RouteSpec(name, targets, route.getSpillAfter());
+	}
+
+	/**
+	 * The model id a target sends: as written, or, where it names the key its entry lists
+	 * a model under and no model has that id, the model's id (its name).
+	 */
+	private static String modelId(ProviderSpec provider, LlmQuotaProperties.Provider configured,
+			LlmQuotaProperties.Target target) {
+		String model = target.getModel();
+		boolean anId = provider.models()
+			.values()
+			.stream()
+			.anyMatch((pool) -> pool.model().equals(model) || pool.aliases().contains(model));
+		LlmQuotaProperties.Model listed = (configured != null) ? configured.getModels().get(model) : null;
+		return (!anId && listed != null && listed.getName() != null && !listed.getName().isBlank()) ? listed.getName()
+				: model;
 	}
 
 	/**

@@ -391,6 +391,23 @@ class NoSilentMisconfigurationTests {
 			});
 	}
 
+	/**
+	 * A route's target names a model by the key its entry lists it under (what the user
+	 * wrote a few lines above): the calls go out with the model's id, its name, not the
+	 * key, which the provider would refuse as an unknown model.
+	 */
+	@Test
+	void aRouteTargetNamingAModelsKeySendsItsId() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.east.base-url=https://east.openai.azure.com",
+					"llm.quota.providers.east.models.mini.name=gpt-4o-mini-2024-07-18",
+					"llm.quota.providers.east.models.mini.requests-per-minute=60",
+					"llm.quota.routes.gpt4o.targets[0].provider=east", "llm.quota.routes.gpt4o.targets[0].model=mini")
+			.run((context) -> assertThat(
+					context.getBean(dev.llmquota.client.LlmQuotaCalls.class).routes().get(0).targets().get(0).model())
+				.isEqualTo("gpt-4o-mini-2024-07-18"));
+	}
+
 	@Test
 	void lendAftersMessageQuotesItsOwnDefault() {
 		this.runner

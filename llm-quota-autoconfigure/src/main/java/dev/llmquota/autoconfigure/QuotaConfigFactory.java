@@ -140,7 +140,15 @@ final class QuotaConfigFactory {
 			String key = entry.getKey();
 			String modelPrefix = prefix + "models." + key + ".";
 			PoolSpec spec = pool(modelPrefix, key, entry.getValue(), provider, dialect);
-			if (TEMPLATE.equals(key)) {
+			if (TEMPLATE.equalsIgnoreCase(key)) {
+				if (entry.getValue().getName() != null || !entry.getValue().getAliases().isEmpty()) {
+					throw new InvalidQuotaPropertyException(
+							modelPrefix + ((entry.getValue().getName() != null) ? "name" : "aliases"),
+							(entry.getValue().getName() != null) ? entry.getValue().getName()
+									: entry.getValue().getAliases(),
+							"the template gives its settings to every unlisted model, each under its own id",
+							"remove it from models." + key + ", or list that model under a key of its own.");
+				}
 				template = spec;
 				continue;
 			}

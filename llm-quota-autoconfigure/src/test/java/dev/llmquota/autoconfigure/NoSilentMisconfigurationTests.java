@@ -408,6 +408,30 @@ class NoSilentMisconfigurationTests {
 				.isEqualTo("gpt-4o-mini-2024-07-18"));
 	}
 
+	/**
+	 * The template of unlisted models is {@code default} in any case ({@code Default:}
+	 * was a model of that name, and unlisted models went ungoverned); a name or aliases
+	 * on it, which it cannot use (each unlisted model keeps its own id), stop start-up.
+	 */
+	@Test
+	void theTemplateIsTheTemplateInAnyCaseAndTakesNoName() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.Default.requests-per-minute=100")
+			.run((context) -> {
+				ProviderSpec openai = context.getBean(QuotaConfig.class).providers().get("openai");
+				assertThat(openai.template()).isPresent();
+				assertThat(openai.models()).doesNotContainKey("Default");
+			});
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.default.name=gpt-4o",
+					"llm.quota.providers.openai.models.default.requests-per-minute=100")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains("llm.quota.providers.openai.models.default.name"));
+	}
+
 	@Test
 	void lendAftersMessageQuotesItsOwnDefault() {
 		this.runner

@@ -176,24 +176,27 @@ final class QuotaScript {
 
 	}
 
-	static Call waitFor(List<Charge> charges, String time, Instant wallNow) {
-		List<String> keys = new ArrayList<>();
-		List<String> args = new ArrayList<>(List.of("wait", time, Integer.toString(charges.size())));
-		buckets(charges, keys, args, wallNow);
-		return new Call(keys, args);
+	/**
+	 * How long charges wait.
+	 * @param unused answers whether this replica has not used an epoch key's books yet,
+	 * without marking them used: a read writes nothing
+	 */
+	static Call waitFor(List<Charge> charges, String time, Instant wallNow, Predicate<String> unused) {
+		return waitFor(new BookingRequest(charges, List.of(), List.of(), null), time, wallNow, unused);
 	}
 
 	/** How long a booking request waits: as its booking would, the reserve kept back. */
-	static Call waitFor(BookingRequest request, String time, Instant wallNow) {
-		Call call = waitFor(request.charges(), time, wallNow);
+	static Call waitFor(BookingRequest request, String time, Instant wallNow, Predicate<String> unused) {
+		List<String> keys = new ArrayList<>();
+		List<String> args = new ArrayList<>(List.of("wait", time, Integer.toString(request.charges().size())));
+		buckets(request.charges(), keys, args, wallNow);
 		BookingRequest.Reserve reserve = request.reserve();
 		if (reserve != null) {
-			call.args()
-				.addAll(List.of(reserve.batch() ? "b" : "i", Double.toString(reserve.share()),
-						Long.toString(reserve.lendAfterNanos() / NANOS_PER_MICRO)));
-			call.keys().add(reserve.key());
+			args.addAll(List.of(reserve.batch() ? "b" : "i", Double.toString(reserve.share()),
+					Long.toString(reserve.lendAfterNanos() / NANOS_PER_MICRO)));
+			keys.add(reserve.key());
 		}
-		return call;
+		return withEpoch(keys, args, unused);
 	}
 
 	static long waitNanos(List<Object> reply, List<Charge> charges, Instant wallNow) {
@@ -233,11 +236,15 @@ final class QuotaScript {
 				firstUse);
 	}
 
-	static Call state(BucketSpec bucket, String time, Instant wallNow) {
+	/**
+	 * A bucket's state.
+	 * @param unused as for {@link #waitFor(List, String, Instant, Predicate)}
+	 */
+	static Call state(BucketSpec bucket, String time, Instant wallNow, Predicate<String> unused) {
 		List<String> keys = new ArrayList<>();
 		List<String> args = new ArrayList<>(List.of("state", time, "1"));
 		buckets(List.of(new Charge(bucket, 0)), keys, args, wallNow);
-		return new Call(keys, args);
+		return withEpoch(keys, args, unused);
 	}
 
 	static BucketState state(List<Object> reply, BucketSpec bucket, Instant wallNow) {

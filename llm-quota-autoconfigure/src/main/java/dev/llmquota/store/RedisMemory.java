@@ -36,6 +36,11 @@ final class RedisMemory {
 		return this.epochs::add;
 	}
 
+	/** Whether an epoch key's books are not used yet, for a read: marks nothing. */
+	Predicate<String> unused() {
+		return (epoch) -> !this.epochs.contains(epoch);
+	}
+
 	void saw(List<QuotaScript.Seen> levels) {
 		levels.forEach((level) -> this.seen.put(level.bucket().key(), level));
 	}

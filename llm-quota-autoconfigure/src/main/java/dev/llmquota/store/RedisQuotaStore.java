@@ -224,7 +224,8 @@ public final class RedisQuotaStore implements QuotaStore {
 		}
 		Instant wall = this.memory.wall(wallNow);
 		return read(
-				() -> QuotaScript.waitNanos(this.redis.call(QuotaScript.waitFor(request, this.redis.time(now), wall)),
+				() -> QuotaScript.waitNanos(
+						this.redis.call(QuotaScript.waitFor(request, this.redis.time(now), wall, this.memory.unused())),
 						request.charges(), wall),
 				() -> this.fallback.nanosUntilAvailable(request.charges(), now, wall));
 	}
@@ -232,9 +233,9 @@ public final class RedisQuotaStore implements QuotaStore {
 	@Override
 	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
 		Instant wall = this.memory.wall(wallNow);
-		return read(() -> QuotaScript
-			.waitNanos(this.redis.call(QuotaScript.waitFor(charges, this.redis.time(now), wall)), charges, wall),
-				() -> this.fallback.nanosUntilAvailable(charges, now, wall));
+		return read(() -> QuotaScript.waitNanos(
+				this.redis.call(QuotaScript.waitFor(charges, this.redis.time(now), wall, this.memory.unused())),
+				charges, wall), () -> this.fallback.nanosUntilAvailable(charges, now, wall));
 	}
 
 	/** Reads from Redis while it is judged up and answers, else from the fallback. */
@@ -317,8 +318,9 @@ public final class RedisQuotaStore implements QuotaStore {
 	@Override
 	public BucketState state(BucketSpec bucket, long now, Instant wallNow) {
 		Instant wall = this.memory.wall(wallNow);
-		return read(() -> QuotaScript.state(this.redis.call(QuotaScript.state(bucket, this.redis.time(now), wall)),
-				bucket, wall), () -> this.fallback.state(bucket, now, wall));
+		return read(() -> QuotaScript.state(
+				this.redis.call(QuotaScript.state(bucket, this.redis.time(now), wall, this.memory.unused())), bucket,
+				wall), () -> this.fallback.state(bucket, now, wall));
 	}
 
 	/** Redis expires an idle bucket's key by itself; what was seen of it goes now. */

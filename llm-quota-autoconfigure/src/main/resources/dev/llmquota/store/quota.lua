@@ -79,7 +79,7 @@ end
 
 -- Lost books ---------------------------------------------------------------------------
 
--- book, adjust and lower name the provider entry's epoch key last in KEYS, and last in
+-- book, adjust, lower, wait and state name the provider entry's epoch key last in KEYS, and last in
 -- ARGV whether the replica uses these books for the first time ('1') or used them before
 -- ('0'). The key holds '0' when the books began with the replicas that use them: a
 -- bucket missing then is new, or expired idle, and so full. A replica that used the books
@@ -102,6 +102,19 @@ local function epoch()
     redis.call('SET', key, v)
   end
   if v ~= '0' then
+    lost_since = tonumber(v)
+  end
+end
+
+-- wait and state read the epoch as the writes do, and write nothing: a replica that used
+-- the books and finds the key gone reads them lost now (the next write records when)
+local function epoch_read()
+  local v = redis.call('GET', KEYS[#KEYS])
+  if not v then
+    if ARGV[#ARGV] ~= '1' then
+      lost_since = now
+    end
+  elseif v ~= '0' then
     lost_since = tonumber(v)
   end
 end
@@ -557,6 +570,7 @@ end
 -- interactive wait). Replies {0, now, wait} or {1, now, index, -1, day} for a spent daily
 -- counter. Takes nothing.
 local function wait()
+  epoch_read()
   local n = tonumber(ARGV[3])
   -- a batch call keeps the interactive reserve back as its booking would
   local class, share, lend_after = ARGV[4 + 4 * n], tonumber(ARGV[5 + 4 * n] or '0'), tonumber(ARGV[6 + 4 * n] or '0')
@@ -612,6 +626,7 @@ end
 -- state: ARGV[3] buckets, then per bucket four values (units ignored). Replies, per
 -- bucket, the level and microseconds until full, or the units used and the stored day.
 local function state()
+  epoch_read()
   local reply = { 0, now }
   for i = 1, tonumber(ARGV[3]) do
     local kind, _, a, b = bucket_args(4, i)

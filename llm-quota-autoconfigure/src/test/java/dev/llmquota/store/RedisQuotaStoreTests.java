@@ -13,6 +13,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,6 +52,26 @@ class RedisQuotaStoreTests extends QuotaStoreContractTests {
 		this.store.book(List.of(new Charge(day, 1)), this.now, this.wall, this.now);
 		this.store.cancel(late, this.now, bookedAt);
 		assertThat(remaining(day)).as("the new day's one call").isEqualTo(9);
+	}
+
+	/**
+	 * Books lost (a restart without persistence) start empty at the loss for a replica
+	 * that used them: reads say so as bookings do, where they read a missing bucket as
+	 * full, telling the routes and the actuator it was free while bookings were refused.
+	 */
+	@Test
+	void readsAfterTheBooksWereLostAgreeWithBookings() {
+		BucketSpec bucket = rate("lost");
+		this.store.book(List.of(new Charge(bucket, 4)), this.now, this.wall, this.now);
+		this.store.state(bucket, this.now, this.wall);
+		new ReactiveStringRedisTemplate(connectionFactory).delete(bucket.key(), QuotaScript.epochKey(bucket.key()))
+			.block(Duration.ofSeconds(5));
+		assertThat(remaining(bucket)).as("the level read").isEqualTo(0);
+		assertThat(this.store.nanosUntilAvailable(List.of(new Charge(bucket, 3)), this.now, this.wall))
+			.as("the wait read")
+			.isEqualTo(3 * SECOND);
+		Booking refused = this.store.book(List.of(new Charge(bucket, 3)), this.now, this.wall, this.now);
+		assertThat(refused).isEqualTo(new Booking.Refused(bucket, 3 * SECOND));
 	}
 
 	/** Redis stamps a charge in its microseconds, the test's nanoseconds / 1,000. */

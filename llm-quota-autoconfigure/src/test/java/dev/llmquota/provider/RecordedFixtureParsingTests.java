@@ -114,11 +114,10 @@ class RecordedFixtureParsingTests {
 	 */
 	@Test
 	void geminiCountsToolUsePromptTokensAsInput() {
-		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.JSON);
-		reader.feed(bytes("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}],\"role\":\"model\"},"
-				+ "\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":12,"
-				+ "\"candidatesTokenCount\":40,\"toolUsePromptTokenCount\":9000,\"totalTokenCount\":9052}}"));
-		reader.finish();
+		ResponseReader reader = read(DialectId.GEMINI, Framing.JSON,
+				"{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}],\"role\":\"model\"},"
+						+ "\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":12,"
+						+ "\"candidatesTokenCount\":40,\"toolUsePromptTokenCount\":9000,\"totalTokenCount\":9052}}");
 		assertThat(reader.usage().usage(999)).isEqualTo(new Usage(9012, 0, 40));
 	}
 
@@ -129,21 +128,18 @@ class RecordedFixtureParsingTests {
 	 */
 	@Test
 	void geminiAnswerThatGeneratedNothingIsChargedItsInput() {
-		ResponseReader blocked = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.JSON);
-		blocked.feed(bytes("{\"promptFeedback\":{\"blockReason\":\"SAFETY\"},"
-				+ "\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}"));
-		blocked.finish();
+		ResponseReader blocked = read(DialectId.GEMINI, Framing.JSON,
+				"{\"promptFeedback\":{\"blockReason\":\"SAFETY\"},"
+						+ "\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}");
 		assertThat(blocked.usage().usage(999)).isEqualTo(new Usage(8, 0, 0));
-		ResponseReader empty = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.JSON);
-		empty.feed(bytes("{\"candidates\":[{\"content\":{\"role\":\"model\"},\"finishReason\":\"STOP\"}],"
-				+ "\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}"));
-		empty.finish();
+		ResponseReader empty = read(DialectId.GEMINI, Framing.JSON,
+				"{\"candidates\":[{\"content\":{\"role\":\"model\"},\"finishReason\":\"STOP\"}],"
+						+ "\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}");
 		assertThat(empty.usage().usage(999)).isEqualTo(new Usage(8, 0, 0));
 		// a chunk of a stream still going names no output yet: nothing is assumed
-		ResponseReader going = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.SSE);
-		going.feed(bytes("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}],"
-				+ "\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}\n\n"));
-		going.finish();
+		ResponseReader going = read(DialectId.GEMINI, Framing.SSE,
+				"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}],"
+						+ "\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}\n\n");
 		assertThat(going.usage().usage(999)).isNull();
 	}
 
@@ -334,15 +330,12 @@ class RecordedFixtureParsingTests {
 	@Test
 	void aJsonAnswerIsReadForItsUsageWhereverItStandsAndItsTextIsSkipped() {
 		String text = "word ".repeat(20_000);
-		ResponseReader before = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
-		before.feed(bytes("{\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3},\"choices\":[{\"message\":"
-				+ "{\"content\":\"" + text + "\",\"extra\":[1,{\"a\":[]}]}}],\"id\":\"x\"}"));
-		before.finish();
+		ResponseReader before = read(DialectId.OPENAI, Framing.JSON,
+				"{\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3},\"choices\":[{\"message\":"
+						+ "{\"content\":\"" + text + "\",\"extra\":[1,{\"a\":[]}]}}],\"id\":\"x\"}");
 		assertThat(before.usage().usage(-1)).isEqualTo(new Usage(12, 0, 3));
-		ResponseReader after = new ResponseReader(Dialect.of(DialectId.ANTHROPIC), Framing.JSON);
-		after.feed(bytes("{\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}],"
-				+ "\"usage\":{\"input_tokens\":7,\"output_tokens\":2}}"));
-		after.finish();
+		ResponseReader after = read(DialectId.ANTHROPIC, Framing.JSON, "{\"content\":[{\"type\":\"text\",\"text\":\""
+				+ text + "\"}]," + "\"usage\":{\"input_tokens\":7,\"output_tokens\":2}}");
 		assertThat(after.usage().usage(-1)).isEqualTo(new Usage(7, 0, 2));
 	}
 
@@ -357,9 +350,7 @@ class RecordedFixtureParsingTests {
 		}
 		reader.finish();
 		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(12, 0, 3));
-		ResponseReader twice = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
-		twice.feed(bytes(answer + " " + answer));
-		twice.finish();
+		ResponseReader twice = read(DialectId.OPENAI, Framing.JSON, answer + " " + answer);
 		assertThat(twice.usage().hasUsage()).as("not one JSON document: the reservation stands").isFalse();
 	}
 
@@ -383,30 +374,35 @@ class RecordedFixtureParsingTests {
 
 	@Test
 	void bedrockInvokeModelWithAnAnthropicBodyReadsItsSnakeCaseUsage() {
-		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.BEDROCK), Framing.JSON);
-		reader.feed(bytes("{\"type\":\"message\",\"usage\":{\"input_tokens\":14,\"cache_read_input_tokens\":0,"
-				+ "\"output_tokens\":36}}"));
-		reader.finish();
+		ResponseReader reader = read(DialectId.BEDROCK, Framing.JSON,
+				"{\"type\":\"message\",\"usage\":{\"input_tokens\":14,\"cache_read_input_tokens\":0,"
+						+ "\"output_tokens\":36}}");
 		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(14, 0, 36));
 	}
 
 	@Test
 	void geminiStreamSentAsOneJsonArrayIsReadToItsLastUsage() {
-		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.GEMINI), Framing.JSON);
-		reader.feed(bytes("[{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}]}}]},"
-				+ "{\"candidates\":[],\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":2}}]"));
-		reader.finish();
+		ResponseReader reader = read(DialectId.GEMINI, Framing.JSON,
+				"[{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}]}}]},"
+						+ "{\"candidates\":[],\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":2}}]");
 		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(3, 0, 2));
 	}
 
 	@Test
 	void numbersTooLargeForALongAreLeftOutNotThrown() {
-		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
-		reader.feed(bytes("{\"usage\":{\"prompt_tokens\":1e30,\"completion_tokens\":1e30}}"));
-		reader.finish();
+		ResponseReader reader = read(DialectId.OPENAI, Framing.JSON,
+				"{\"usage\":{\"prompt_tokens\":1e30,\"completion_tokens\":1e30}}");
 		assertThat(reader.usage().hasUsage()).isFalse();
 		assertThat(Dialect.of(DialectId.OPENAI)
 			.outputCeiling(tools.jackson.databind.json.JsonMapper.shared().readTree("{\"max_tokens\":1e30}"))).isNull();
+	}
+
+	/** A whole answer read in one piece. */
+	private static ResponseReader read(DialectId dialect, Framing framing, String body) {
+		ResponseReader reader = new ResponseReader(Dialect.of(dialect), framing);
+		reader.feed(bytes(body));
+		reader.finish();
+		return reader;
 	}
 
 	private static ByteBuffer bytes(String text) {

@@ -378,7 +378,8 @@ local function touch_hold(key)
   local ttl = HOLD_TTL
   local reset = redis.call('HGET', key, 'xu')
   if reset and reset ~= '' then
-    ttl = math.max(ttl, tonumber(reset) * 1000 - math.floor(now / 1000) + 60000)
+    -- the reset in epoch milliseconds, now in microseconds
+    ttl = math.max(ttl, tonumber(reset) - math.floor(now / 1000) + 60000)
   end
   redis.call('PEXPIRE', key, fmt(ttl))
 end

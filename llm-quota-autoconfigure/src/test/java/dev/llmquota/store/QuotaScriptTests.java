@@ -219,9 +219,18 @@ class QuotaScriptTests {
 		String hold = this.prefix + "pool:m:hold";
 		Instant reset = this.wall.plus(Duration.ofDays(20));
 		run(QuotaScript.exhaust(hold, Dimension.BUDGET_PER_MONTH, "monthly budget", reset, 60 * SECOND * 1000, time()));
-		assertThat(redis.getExpire(hold).block(Duration.ofSeconds(5))).isGreaterThan(Duration.ofDays(20));
+		// kept a minute beyond its reset
+		assertThat(redis.getExpire(hold).block(Duration.ofSeconds(5))).isBetween(Duration.ofDays(20),
+				Duration.ofDays(20).plusMinutes(1));
 		run(QuotaScript.penalize(hold, Dimension.TOKENS_PER_MINUTE, Duration.ofSeconds(30).toNanos(), time()));
-		assertThat(redis.getExpire(hold).block(Duration.ofSeconds(5))).isGreaterThan(Duration.ofDays(20));
+		assertThat(redis.getExpire(hold).block(Duration.ofSeconds(5))).isBetween(Duration.ofDays(20),
+				Duration.ofDays(20).plusMinutes(1));
+		// one whose reset is sooner than a week: a week, as every hold
+		String daily = this.prefix + "pool:d:hold";
+		run(QuotaScript.exhaust(daily, Dimension.TOKENS_PER_DAY, "daily tokens", this.wall.plusSeconds(3600),
+				60 * SECOND * 1000, time()));
+		assertThat(redis.getExpire(daily).block(Duration.ofSeconds(5))).isBetween(Duration.ofDays(7).minusMinutes(1),
+				Duration.ofDays(7));
 	}
 
 	@Test

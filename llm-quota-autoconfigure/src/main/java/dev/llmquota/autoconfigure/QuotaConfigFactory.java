@@ -48,16 +48,19 @@ final class QuotaConfigFactory {
 		QuotaSettings settings = settings(properties);
 		Map<String, ProviderSpec> providers = new LinkedHashMap<>();
 		properties.getProviders().forEach((id, provider) -> providers.put(id, provider(id, provider)));
-		distinct(providers);
+		distinct(providers, properties.getProviders());
 		return new QuotaConfig(settings, providers);
 	}
 
 	/**
 	 * Stops start-up for two entries no call can tell apart: the same base-url (but for
-	 * its letters' case and a trailing '/') and the same match-header, or none. Which one
-	 * governed a call was otherwise left to the order of a map.
+	 * its letters' case and a trailing '/'), the same match-header, or none, and the same
+	 * credentials. Two accounts at one URL with their own credentials are told apart by a
+	 * route or the PROVIDER attribute: a warning says which governs a call matched by its
+	 * URL alone (the first configured).
 	 */
-	private static void distinct(Map<String, ProviderSpec> providers) {
+	private static void distinct(Map<String, ProviderSpec> providers,
+			Map<String, LlmQuotaProperties.Provider> configured) {
 		Map<String, String> seen = new HashMap<>();
 		providers.forEach((id, provider) -> {
 			String url = provider.baseUrl().toString().toLowerCase(Locale.ROOT).replaceAll("/+$", "");
@@ -66,7 +69,14 @@ final class QuotaConfigFactory {
 						.map((header) -> header.name().toLowerCase(Locale.ROOT) + "=" + header.value())
 						.orElse("");
 			String other = seen.putIfAbsent(key, id);
-			if (other != null) {
+			if (other != null && !configured.get(id).getHeaders().equals(configured.get(other).getHeaders())) {
+				logger.warn("llm-quota: provider entries llm.quota.providers." + other + " and llm.quota.providers."
+						+ id + " share base-url " + provider.baseUrl()
+						+ " with credentials of their own: a route or the"
+						+ " PROVIDER attribute names which one a call spends; a call matched by its URL alone spends '"
+						+ other + "' (the first configured). Give one a match-header to tell such calls apart.");
+			}
+			else if (other != null) {
 				throw new InvalidQuotaPropertyException(PREFIX + "providers." + id + ".base-url", provider.baseUrl(),
 						"entry '" + other + "' has the same base-url"
 								+ (provider.matchHeader().isPresent() ? " and match-header" : "")

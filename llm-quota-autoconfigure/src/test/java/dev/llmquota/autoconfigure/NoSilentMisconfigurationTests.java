@@ -187,6 +187,30 @@ class NoSilentMisconfigurationTests {
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
+	/**
+	 * Two accounts at one URL, each with its own credentials, are told apart by a route
+	 * or the PROVIDER attribute: they start, and one warning says which governs a call
+	 * matched by its URL alone (the first configured).
+	 */
+	@Test
+	void twoAccountsAtOneUrlWithTheirOwnCredentialsStartWithAWarning(CapturedOutput output) {
+		this.runner
+			.withPropertyValues("llm.quota.providers.first.base-url=https://api.anthropic.com",
+					"llm.quota.providers.first.headers.x-api-key=first-key",
+					"llm.quota.providers.first.models.claude-sonnet-4-5.requests-per-minute=50",
+					"llm.quota.providers.second.base-url=https://api.anthropic.com",
+					"llm.quota.providers.second.headers.x-api-key=second-key",
+					"llm.quota.providers.second.models.claude-sonnet-4-5.requests-per-minute=50",
+					"llm.quota.routes.claude.targets[0].provider=first",
+					"llm.quota.routes.claude.targets[0].model=claude-sonnet-4-5",
+					"llm.quota.routes.claude.targets[1].provider=second",
+					"llm.quota.routes.claude.targets[1].model=claude-sonnet-4-5")
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(QuotaConfig.class);
+				assertThat(output).contains("llm.quota.providers.second").contains("'first'");
+			});
+	}
+
 	@Test
 	void aModelIdWithDotsOutsideBracketsIsExplained() {
 		this.runner

@@ -43,7 +43,7 @@ public final class LlmQuotaAutoConfiguration {
 		PropertyKeys.checkKeptCharacters(environment);
 		Binder.get(environment)
 			.bind("llm.quota", Bindable.ofInstance(properties),
-					new NoUnboundElementsBindHandler(new DurationsWithUnits(BindHandler.DEFAULT)));
+					new NoUnboundElementsBindHandler(new DurationsWithUnits(BindHandler.DEFAULT, environment)));
 		return QuotaConfigFactory.create(properties);
 	}
 

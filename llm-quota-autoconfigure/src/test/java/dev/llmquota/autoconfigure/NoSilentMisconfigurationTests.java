@@ -398,6 +398,14 @@ class NoSilentMisconfigurationTests {
 			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
 					property + "=" + value + "s")
 			.run((context) -> assertThat(context).hasNotFailed());
+		// behind a placeholder's default too
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					property + "=${LLM_QUOTA_TEST_UNSET:" + value + "}")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains(property)
+				.contains("milliseconds"));
 	}
 
 	/**

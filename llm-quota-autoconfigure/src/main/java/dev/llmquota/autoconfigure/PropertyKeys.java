@@ -178,18 +178,28 @@ final class PropertyKeys {
 			else if (depth == 0 && c == '.') {
 				start = i + 1;
 			}
-			else if (depth == 0 && !Character.isLetterOrDigit(c) && c != '-' && c != '_') {
+			else if (depth == 0 && !kept(c)) {
 				int end = name.indexOf('.', i);
 				String key = name.substring(start, (end < 0) ? name.length() : end);
-				String kept = key.replaceAll("[^\\p{L}\\p{N}_-]", "");
+				StringBuilder kept = new StringBuilder();
+				key.chars().filter((k) -> kept((char) k)).forEach((k) -> kept.append((char) k));
+				// in a properties file, ':', '=', '#', '!' and spaces in a key are
+				// escaped
+				String escaped = key.replaceAll("([:=#! ])", "\\\\$1");
 				throw new InvalidQuotaPropertyException(name, value,
 						"its key '" + key + "' holds '" + c + "', which Spring Boot drops from a key written without"
 								+ " brackets: it would bind as '" + kept + "', which no call names",
-						"in YAML write the key as \"[" + key + "]\" (in a properties file " + name.substring(0, start)
-								+ "[" + key + "]" + ((end < 0) ? "" : name.substring(end))
-								+ "), or set its name: property under a plain key.");
+						"in YAML write the key as \"[" + key + "]\" (in a properties file "
+								+ name.substring(0, start - 1) + "[" + escaped + "]"
+								+ ((end < 0) ? "" : name.substring(end)) + "), or set its name: property under a plain"
+								+ " key.");
 			}
 		}
+	}
+
+	/** Whether Spring Boot keeps a character of a key written without brackets. */
+	private static boolean kept(char c) {
+		return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
 	}
 
 	private static String rest(ConfigurationPropertyName name, int from) {

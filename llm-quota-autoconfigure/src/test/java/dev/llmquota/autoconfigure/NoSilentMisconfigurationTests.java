@@ -116,6 +116,7 @@ class NoSilentMisconfigurationTests {
 					llm.quota.providers.ollama.models.llama3:8b.concurrent-requests                | llama3:8b                | llama38b
 					llm.quota.providers.ollama.models.meta-llama/llama-3-8b.concurrent-requests    | meta-llama/llama-3-8b    | meta-llamallama-3-8b
 					llm.quota.providers.ollama.models.claude-sonnet-4@20250514.concurrent-requests | claude-sonnet-4@20250514 | claude-sonnet-420250514
+					llm.quota.providers.ollama.models.modèle.concurrent-requests                   | modèle                   | modle
 					""")
 	void aModelKeyWhoseCharactersSpringDropsStopsStartUp(String property, String key, String mangled) {
 		this.runner
@@ -126,7 +127,8 @@ class NoSilentMisconfigurationTests {
 			.run((context) -> {
 				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
 				assertThat(analysis.getDescription()).contains(property).contains("'" + mangled + "'");
-				assertThat(analysis.getAction()).contains("\"[" + key + "]\"");
+				assertThat(analysis.getAction()).contains("\"[" + key + "]\"")
+					.contains("models[" + key.replace(":", "\\:") + "].concurrent-requests");
 			});
 		// in brackets it keeps them, and letters of either case, digits, '-' and '_' need
 		// none

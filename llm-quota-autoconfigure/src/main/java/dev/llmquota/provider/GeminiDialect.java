@@ -185,7 +185,7 @@ final class GeminiDialect implements Dialect {
 	}
 
 	/**
-	 * Whether an answer or chunk ends the answer: a candidate's finish, or a blocked
+	 * Whether an answer or chunk ends the answer: every candidate's finish, or a blocked
 	 * prompt.
 	 */
 	private static boolean finished(JsonNode event) {
@@ -193,14 +193,15 @@ final class GeminiDialect implements Dialect {
 			return true;
 		}
 		JsonNode candidates = Json.at(event, "candidates");
-		if (candidates != null && candidates.isArray()) {
-			for (JsonNode candidate : candidates.values()) {
-				if (Json.text(candidate, "finishReason") != null) {
-					return true;
-				}
+		if (candidates == null || !candidates.isArray() || candidates.isEmpty()) {
+			return false;
+		}
+		for (JsonNode candidate : candidates.values()) {
+			if (Json.text(candidate, "finishReason") == null) {
+				return false;
 			}
 		}
-		return false;
+		return true;
 	}
 
 }

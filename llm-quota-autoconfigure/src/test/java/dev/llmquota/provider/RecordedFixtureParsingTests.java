@@ -159,6 +159,12 @@ class RecordedFixtureParsingTests {
 				+ "\"totalTokenCount\":10}}\n\n"));
 		assertThat(reader.usage().streamEnded()).as("the chunk that finishes").isTrue();
 		assertThat(reader.usage().usage(999)).isEqualTo(new Usage(8, 0, 2));
+		// of two candidates, one finished: the answer goes on
+		ResponseReader two = read(DialectId.GEMINI, Framing.SSE,
+				"data: {\"candidates\":[{\"index\":0,\"finishReason\":\"STOP\"},{\"index\":1,\"content\":{\"parts\":"
+						+ "[{\"text\":\"and\"}]}}],\"usageMetadata\":{\"promptTokenCount\":8,\"totalTokenCount\":8}}\n\n");
+		assertThat(two.usage().streamEnded()).as("one of two candidates finished").isFalse();
+		assertThat(two.usage().usage(999)).as("nor is its output taken for none").isNull();
 	}
 
 	@Test

@@ -92,6 +92,9 @@ class LlmQuotaBindFailureAnalyzer extends AbstractFailureAnalyzer<BindException>
 		if (target == Boolean.class || target == boolean.class) {
 			return "not true or false";
 		}
+		if (wholeNumber(target)) {
+			return "not a whole number";
+		}
 		return "not a " + target.getSimpleName().toLowerCase(Locale.ROOT);
 	}
 
@@ -109,7 +112,14 @@ class LlmQuotaBindFailureAnalyzer extends AbstractFailureAnalyzer<BindException>
 		if (target == Boolean.class || target == boolean.class) {
 			return "set true or false.";
 		}
-		return "set a " + target.getSimpleName().toLowerCase(Locale.ROOT) + ", for example 500.";
+		if (wholeNumber(target)) {
+			return "set a whole number, for example 500.";
+		}
+		return "set a " + target.getSimpleName().toLowerCase(Locale.ROOT) + ", for example 0.8.";
+	}
+
+	private static boolean wholeNumber(Class<?> target) {
+		return target == int.class || target == Integer.class || target == long.class || target == Long.class;
 	}
 
 	private static String values(Class<?> target) {

@@ -213,6 +213,23 @@ class NoSilentMisconfigurationTests {
 			});
 	}
 
+	/**
+	 * An empty value of a property that needs one (a placeholder whose variable is unset,
+	 * with an empty default) is explained naming the property and the fix, in words.
+	 */
+	@ParameterizedTest(name = "{0}=")
+	@CsvSource({ "llm.quota.enabled, true or false", "llm.quota.max-pools, 500" })
+	void anEmptyValueIsExplained(String property, String example) {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					property + "=${LLM_QUOTA_TEST_UNSET:}")
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains(property).doesNotContain("not a int");
+				assertThat(analysis.getAction()).contains(property).contains(example);
+			});
+	}
+
 	@Test
 	void aModelIdWithDotsOutsideBracketsIsExplained() {
 		this.runner

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Locale;
 
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -130,7 +131,7 @@ public final class ResponseReader {
 	 * @param contentEncoding the header's value, or {@code null}
 	 */
 	public synchronized void encoded(String contentEncoding) {
-		String coding = (contentEncoding != null) ? contentEncoding.trim().toLowerCase(java.util.Locale.ROOT) : "";
+		String coding = (contentEncoding != null) ? contentEncoding.trim().toLowerCase(Locale.ROOT) : "";
 		this.encoding = (coding.isEmpty() || coding.equals("identity")) ? null : coding;
 	}
 

@@ -18,7 +18,7 @@ final class Sanctions {
 	 * The latest end of any penalty: while one is in force, the latest one is (ends only
 	 * move later), so every call reads this instead of the map, without the lock.
 	 */
-	private volatile long latestPenaltyEnd;
+	private volatile long latestPenaltyEnd = Long.MIN_VALUE;
 
 	/**
 	 * Written under the lock; volatile so that every call, which finds none nearly
@@ -45,10 +45,13 @@ final class Sanctions {
 		this.latestPenaltyEnd = Math.max(this.latestPenaltyEnd, untilNanos);
 	}
 
-	/** Returns the latest end of a penalty in force, or {@code 0} if none is. */
+	/**
+	 * Returns the latest end of a penalty in force, or {@link Long#MIN_VALUE} if none is
+	 * (a monotonic time may read negative: 0 is a time like any other).
+	 */
 	long penaltyEnd(long now) {
 		long end = this.latestPenaltyEnd;
-		return (end > now) ? end : 0;
+		return (end > now) ? end : Long.MIN_VALUE;
 	}
 
 	/** Returns the dimension whose penalty lasts longest now, or {@code null}. */
@@ -125,7 +128,7 @@ final class Sanctions {
 		if (exhaustion(wallNow) != null) {
 			return QuotaState.EXHAUSTED;
 		}
-		return (penaltyEnd(now) > 0) ? QuotaState.THROTTLED : QuotaState.OK;
+		return (penaltyEnd(now) > now) ? QuotaState.THROTTLED : QuotaState.OK;
 	}
 
 }

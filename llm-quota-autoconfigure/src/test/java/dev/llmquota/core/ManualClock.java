@@ -32,7 +32,15 @@ public final class ManualClock implements QuotaClock {
 	}
 
 	public ManualClock(Instant start) {
-		this.nanos = 1_000_000_000L;
+		this(start, 1_000_000_000L);
+	}
+
+	/**
+	 * A clock whose monotonic time starts where a test says: {@code System.nanoTime()}
+	 * has an arbitrary origin, and may read negative.
+	 */
+	public ManualClock(Instant start, long nanos) {
+		this.nanos = nanos;
 		this.wall = start;
 	}
 

@@ -62,8 +62,10 @@ public sealed interface Booking
 		 */
 		public boolean refundable(BucketSpec bucket, Instant wallNow) {
 			Dimension period = bucket.dimension();
-			return !bucket.daily() || period.periodStart(LocalDate.ofInstant(this.bookedAt, bucket.zone()))
-				.equals(period.periodStart(LocalDate.ofInstant(wallNow, bucket.zone())));
+			// a wall clock stepped back leaves the counter on the booking's period: it
+			// never goes back
+			return !bucket.daily() || !period.periodStart(LocalDate.ofInstant(wallNow, bucket.zone()))
+				.isAfter(period.periodStart(LocalDate.ofInstant(this.bookedAt, bucket.zone())));
 		}
 
 		/**

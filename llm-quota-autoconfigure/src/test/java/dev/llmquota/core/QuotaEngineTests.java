@@ -446,6 +446,51 @@ class QuotaEngineTests {
 		assertThat(acquire(engine, pool, new Demand(1, 1)).error()).isInstanceOf(BudgetExhaustedException.class);
 	}
 
+	/**
+	 * {@code System.nanoTime()} has an arbitrary origin and may read negative: with no
+	 * penalty ever given, every bucket full, a call is admitted at once. A penalty's end
+	 * of 0 meant none, and held every call until the clock passed 0.
+	 */
+	@Test
+	void aMonotonicClockReadingNegativeAdmitsCallsWithRoom() {
+		ManualClock negative = new ManualClock(Instant.parse("2026-11-30T12:00:00Z"), -3_600_000_000_000L);
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 600, TOKENS_PER_MINUTE, 1_000_000))
+			.engine(this.localStore, negative);
+		Pool pool = engine.pool("openai", "m");
+		assertThat(engine.tryAcquire(pool, new Demand(10, 10), Priority.INTERACTIVE)).isNotNull();
+		assertThat(acquire(engine, pool, new Demand(10, 10)).admitted()).isTrue();
+		assertThat(engine.state(pool)).isEqualTo(QuotaState.OK);
+	}
+
+	/**
+	 * A wall clock stepped back over midnight (an NTP step) while a call was in flight:
+	 * the day counter, which never goes back, still counts the day the call charged, so
+	 * the call's refund (the unused part of its budget reservation) lands there; it was
+	 * dropped as if the day had changed.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aRefundAfterTheWallClockSteppedBackOverMidnightIsGiven(TestStores.Kind store) {
+		ManualClock clock = new ManualClock(Instant.parse("2026-12-01T00:00:05Z"));
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
+			.account(limits(Dimension.BUDGET_PER_DAY, 1_000_000))
+			.model("gpt-4o", limits())
+			.engine(this.stores.open(store, clock), clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		// reserves 1,000 x 10 + 20,000 x 30 = 610,000 millionths of the day's 1,000,000
+		Calls.Call call = acquire(engine, pool, new Demand(1_000, 20_000));
+		assertThat(call.admitted()).isTrue();
+		clock.jumpWall(Duration.ofSeconds(-10));
+		// the call cost 1,000 x 10 + 100 x 30 = 13,000 millionths
+		call.permit().complete(new Usage(1_000, 0, 100));
+		engine.awaitQuiet();
+		assertThat(engine.snapshot(pool).buckets().get(0).remaining()).isEqualTo(1_000_000 - 13_000);
+	}
+
 	@Test
 	void theCallsInFlightAreCountedThroughReleasesInAnyOrder() {
 		QuotaEngine engine = TestConfigs.provider()

@@ -170,6 +170,15 @@ final class JsonAnswerReader {
 		}
 	}
 
+	/**
+	 * Returns whether the document's value has ended, well-formed so far: what follows
+	 * may only be whitespace.
+	 * @return whether it has
+	 */
+	boolean ended() {
+		return this.ended && this.broken == null;
+	}
+
 	private boolean containerAtTop() {
 		return this.topArray || this.open[0] == '{';
 	}

@@ -103,6 +103,11 @@ public final class ResponseReader {
 			}
 			else {
 				this.body.feed(view);
+				if (this.body.ended()) {
+					// its last byte passed: answered in full, whether or not its reader
+					// goes on to the connection's end
+					this.usage.end();
+				}
 			}
 			return;
 		}

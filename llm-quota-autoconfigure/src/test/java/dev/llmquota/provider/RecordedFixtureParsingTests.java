@@ -333,6 +333,21 @@ class RecordedFixtureParsingTests {
 		assertThat(cut.usage().streamEnded()).as("all but the last line").isFalse();
 	}
 
+	/**
+	 * A JSON answer whose last byte has passed is answered in full, though its reader
+	 * stops there without reading the connection's end (Jackson, as the SDKs read it,
+	 * over a body of no declared length: chunked, or gzip the client decompressed): a
+	 * close then charges its usage, not its whole reservation.
+	 */
+	@Test
+	void aJsonAnswerEndsWithItsLastByte() {
+		ResponseReader reader = new ResponseReader(Dialect.of(DialectId.OPENAI), Framing.JSON);
+		reader.feed(bytes("{\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":5}"));
+		assertThat(reader.usage().streamEnded()).as("before its last byte").isFalse();
+		reader.feed(bytes("}\n"));
+		assertThat(reader.usage().streamEnded()).as("after it").isTrue();
+	}
+
 	@Test
 	void aJsonAnswerIsReadForItsUsageWhereverItStandsAndItsTextIsSkipped() {
 		String text = "word ".repeat(20_000);

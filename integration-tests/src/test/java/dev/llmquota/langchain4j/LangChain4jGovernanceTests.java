@@ -177,6 +177,23 @@ class LangChain4jGovernanceTests {
 		}
 	}
 
+	/**
+	 * An overloaded provider (503) on every attempt: llm-quota retries it, and hands the
+	 * last answer on as a failure LangChain4j does not retry again. It got an HTTP error
+	 * LangChain4j maps to one it retries, and each of its retries ran llm-quota's
+	 * attempts again: the provider saw them three times over.
+	 */
+	@Test
+	void anOverloadedProviderSeesExactlyLlmQuotasAttemptsAndLangChain4jMakesOne() {
+		try (Setup setup = new Setup((sim) -> sim.faultRate(Fault.OVERLOADED, 1.0), "llm.quota.retry.max-attempts=2",
+				"llm.quota.retry.initial-backoff=10ms")) {
+			assertThatException().isThrownBy(() -> setup.openAi().chat("Hello."))
+				.isInstanceOf(dev.langchain4j.exception.NonRetriableException.class);
+			assertThat(setup.simulator.requestLog().records()).as("requests of one call").hasSize(2);
+			assertThat(setup.builder.attempts()).as("LangChain4j's attempts").isOne();
+		}
+	}
+
 	@Test
 	void aSpentQuotaReachesTheProviderOnceAndLangChain4jAttemptsOnce() {
 		try (Setup setup = new Setup((sim) -> sim.exhausted(true))) {

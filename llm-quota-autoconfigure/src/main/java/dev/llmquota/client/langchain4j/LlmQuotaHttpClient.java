@@ -35,6 +35,7 @@ import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
+import dev.llmquota.core.Mode;
 import dev.llmquota.provider.HeaderLookup;
 
 /**
@@ -146,7 +147,19 @@ final class LlmQuotaHttpClient implements HttpClient {
 		byte[] sent = (request.body() != null) ? request.body().getBytes(StandardCharsets.UTF_8) : new byte[0];
 		CallPlan plan = this.calls.plan(entry, uri, sent, scope::get);
 		try {
-			return this.calls.exchange(plan, this.calls.deadline(plan, null), new Exchange(request));
+			Answer answer = this.calls.exchange(plan, this.calls.deadline(plan, null), new Exchange(request));
+			if (plan.pool().spec().mode() == Mode.ENFORCE && (answer.status() == 429 || answer.status() >= 500)) {
+				// a refusal llm-quota passes on once its attempts are spent (an overload,
+				// a 429 the provider says not to retry): an HttpException would map to an
+				// exception LangChain4j retries, each retry running llm-quota's attempts
+				// again
+				try (InputStream body = answer.body()) {
+					throw new NonRetriableException(
+							"The provider answered " + answer.status() + " after llm-quota's attempts: "
+									+ new String(body.readAllBytes(), StandardCharsets.UTF_8));
+				}
+			}
+			return answer;
 		}
 		catch (LlmQuotaException ex) {
 			// not retried again by LangChain4j, and not mapped to an HTTP error it would

@@ -59,6 +59,9 @@ public final class LlmQuotaCalls {
 
 	private final EntryLookup lookup;
 
+	/** Set while this thread sends a governed attempt of a blocking call. */
+	private static final ThreadLocal<Boolean> SENDING = new ThreadLocal<>();
+
 	private final Map<String, TokenEstimator> estimators = new ConcurrentHashMap<>();
 
 	private final RetrySettings retry;
@@ -438,6 +441,16 @@ public final class LlmQuotaCalls {
 	}
 
 	/**
+	 * Returns whether this thread is sending a governed attempt of a blocking call: a
+	 * client's own retry below the adapter (Apache HttpClient's) leaves it to llm-quota,
+	 * however the call was told governed (its URL, its PROVIDER attribute, a scope).
+	 * @return whether it is
+	 */
+	public static boolean sendingAttempt() {
+		return SENDING.get() != null;
+	}
+
+	/**
 	 * Runs a call on a blocking HTTP stack: each attempt waits for admission (the thread
 	 * parks, holding no lock), is sent, and its answer is followed; a refusal is
 	 * classified, then retried after the provider's wait, failed, or handed on.
@@ -488,12 +501,16 @@ public final class LlmQuotaCalls {
 			throw new IOException("Canceled");
 		}
 		R response;
+		SENDING.set(Boolean.TRUE);
 		try {
 			response = exchange.send(call.plan());
 		}
 		catch (IOException | RuntimeException ex) {
 			call.onNoResponse();
 			throw ex;
+		}
+		finally {
+			SENDING.remove();
 		}
 		int status;
 		HeaderLookup headers;

@@ -113,8 +113,22 @@ class RestClientGovernanceTests {
 				.body(DialectCase.OPENAI.body(SimulatedProvider.MODEL, 10, false, "Two."))
 				.retrieve()
 				.body(String.class));
+			int ungovernedRequests = factory.equals("http-components") ? 2 : 1;
 			assertThat(ungoverned.requestLog().records()).as("requests of one ungoverned call")
-				.hasSize(factory.equals("http-components") ? 2 : 1);
+				.hasSize(ungovernedRequests);
+			// a call governed by the entry it names, whatever its URL (a gateway): its
+			// attempts are llm-quota's, each sent once
+			assertThatException()
+				.isThrownBy(() -> client.post()
+					.uri(ungoverned.baseUrl() + DialectCase.OPENAI.path(SimulatedProvider.MODEL, false))
+					.attribute(dev.llmquota.LlmQuota.PROVIDER, SimulatedProvider.PROVIDER)
+					.contentType(MediaType.APPLICATION_JSON)
+					.body(DialectCase.OPENAI.body(SimulatedProvider.MODEL, 10, false, "Three."))
+					.retrieve()
+					.body(String.class))
+				.isInstanceOf(RateLimitedException.class);
+			assertThat(ungoverned.requestLog().records()).as("requests of a call governed by its PROVIDER attribute")
+				.hasSize(ungovernedRequests + 3);
 		}
 	}
 

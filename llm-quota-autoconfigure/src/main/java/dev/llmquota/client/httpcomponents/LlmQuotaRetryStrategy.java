@@ -71,6 +71,10 @@ public final class LlmQuotaRetryStrategy implements HttpRequestRetryStrategy {
 	}
 
 	private boolean governed(HttpRequest request) {
+		if (LlmQuotaCalls.sendingAttempt()) {
+			// an attempt of llm-quota's own, however the call was told governed
+			return true;
+		}
 		if (request == null) {
 			// nothing to tell the call by: llm-quota's own retry is the safe one
 			return true;

@@ -170,15 +170,16 @@ final class GeminiDialect implements Dialect {
 				Json.count(counts, "cachedContentTokenCount"));
 		Long candidatesCount = Json.count(counts, "candidatesTokenCount");
 		Long thoughts = Json.count(counts, "thoughtsTokenCount");
+		boolean finished = finished(event);
 		if (candidatesCount != null || thoughts != null) {
 			usage.output(Json.sum(candidatesCount, thoughts));
 		}
-		else if (Json.count(counts, "promptTokenCount") != null && finished(event)) {
+		else if (finished && Json.count(counts, "promptTokenCount") != null) {
 			// Gemini leaves out counts that are zero: a finished answer without one
 			// generated nothing
 			usage.output(0L);
 		}
-		if (finished(event)) {
+		if (finished) {
 			// a stream's last chunk: its finish and its counts (no event follows)
 			usage.end();
 		}

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.time.Duration;
 
 import dev.llmquota.core.Demand;
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.Priority;
 import dev.llmquota.provider.Framing;
@@ -49,6 +50,18 @@ public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEs
 	 */
 	public boolean routed() {
 		return this.route != null;
+	}
+
+	/**
+	 * Returns whether an answer llm-quota passes on as the provider sent it, once its
+	 * attempts are spent, is one a client's own retry would retry (throttling, server
+	 * errors): an adapter whose client retries those hands it a failure it does not
+	 * retry, or each of its retries would run llm-quota's attempts again.
+	 * @param status the answer's status
+	 * @return whether it is
+	 */
+	public boolean retriedByClient(int status) {
+		return this.pool.spec().mode() == Mode.ENFORCE && (status == 429 || status >= 500);
 	}
 
 	/**

@@ -22,7 +22,6 @@ import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Outcome;
 import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
-import dev.llmquota.core.Mode;
 import dev.llmquota.provider.HeaderLookup;
 import dev.llmquota.provider.LogOnce;
 import org.reactivestreams.Publisher;
@@ -107,15 +106,6 @@ public final class LlmQuotaAwsHttpClients {
 	/** What the SDK gets when llm-quota gives up: an exception it does not retry. */
 	private static NonRetryableException giveUp(RuntimeException failure) {
 		return NonRetryableException.builder().message(failure.getMessage()).cause(failure).build();
-	}
-
-	/**
-	 * An answer llm-quota passes on as the provider sent it: one the SDK would retry
-	 * (throttling, server errors) after llm-quota's own attempts would multiply them, so
-	 * it fails as not to be retried; any other reaches the SDK unchanged.
-	 */
-	private static boolean retriedBySdk(CallPlan plan, int status) {
-		return plan.pool().spec().mode() == Mode.ENFORCE && (status == 429 || status >= 500);
 	}
 
 	private static NonRetryableException answeredAfterOurAttempts(int status, byte[] body) {
@@ -266,7 +256,7 @@ public final class LlmQuotaAwsHttpClients {
 		@Override
 		public HttpExecuteResponse passOn(HttpExecuteResponse response, byte[] body) {
 			int status = response.httpResponse().statusCode();
-			if (retriedBySdk(this.plan, status)) {
+			if (this.plan.retriedByClient(status)) {
 				throw answeredAfterOurAttempts(status, body);
 			}
 			return respond(response.httpResponse(), new ByteArrayInputStream(body));
@@ -488,7 +478,7 @@ public final class LlmQuotaAwsHttpClients {
 					case RETRY -> Mono.delay(outcome.delay()).subscribe((ignored) -> attempt(this.attempt + 1));
 					case FAIL -> settle(giveUp(outcome.failure()));
 					default -> {
-						if (retriedBySdk(AsyncCall.this.plan, response.statusCode())) {
+						if (AsyncCall.this.plan.retriedByClient(response.statusCode())) {
 							settle(answeredAfterOurAttempts(response.statusCode(), body));
 						}
 						else {

@@ -35,7 +35,6 @@ import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
-import dev.llmquota.core.Mode;
 import dev.llmquota.provider.HeaderLookup;
 
 /**
@@ -148,7 +147,7 @@ final class LlmQuotaHttpClient implements HttpClient {
 		CallPlan plan = this.calls.plan(entry, uri, sent, scope::get);
 		try {
 			Answer answer = this.calls.exchange(plan, this.calls.deadline(plan, null), new Exchange(request));
-			if (plan.pool().spec().mode() == Mode.ENFORCE && (answer.status() == 429 || answer.status() >= 500)) {
+			if (plan.retriedByClient(answer.status())) {
 				// a refusal llm-quota passes on once its attempts are spent (an overload,
 				// a 429 the provider says not to retry): an HttpException would map to an
 				// exception LangChain4j retries, each retry running llm-quota's attempts

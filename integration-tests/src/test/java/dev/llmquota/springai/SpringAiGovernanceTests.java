@@ -200,6 +200,27 @@ class SpringAiGovernanceTests {
 	}
 
 	/**
+	 * An overloaded provider (503, or Anthropic's 529) on every call: llm-quota's
+	 * attempts reach it, and neither the SDK nor Spring AI's retry template runs them
+	 * again.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "openai", "anthropic", "ollama" })
+	void anOverloadedProviderSeesExactlyLlmQuotasAttemptsAndNoMore(String vendor) {
+		try (Setup setup = new Setup(
+				(sim) -> sim.faultRate(Fault.OVERLOADED, 1.0).latency((latency) -> latency.fixedOutputTokens(5)),
+				"llm.quota.retry.max-attempts=2", "llm.quota.retry.initial-backoff=10ms",
+				"llm.quota.retry.max-backoff=20ms", "spring.ai.retry.backoff.initial-interval=10ms",
+				"spring.ai.retry.backoff.max-interval=20ms")) {
+			ChatModel model = model(setup, vendor);
+			assertThatException().isThrownBy(() -> model.call("Hello."));
+			assertThat(setup.simulator.requestLog().records()).as("requests of one call").hasSize(2);
+			assertThatException().isThrownBy(() -> model.stream("Hello.").collectList().block(PATIENCE));
+			assertThat(setup.simulator.requestLog().records()).as("requests of a call and a stream").hasSize(4);
+		}
+	}
+
+	/**
 	 * A call llm-quota cannot admit fails once, within max-wait and a second: the SDK
 	 * does not wait out max-wait again for each of its retries.
 	 */

@@ -5,8 +5,10 @@ import dev.llmquota.client.httpcomponents.LlmQuotaRetryStrategy;
 import dev.llmquota.client.restclient.LlmQuotaClientHttpRequestInterceptor;
 import dev.llmquota.client.restclient.LlmQuotaRestClientCustomizer;
 import dev.llmquota.client.restclient.LlmQuotaRestTemplateCustomizer;
+import dev.llmquota.client.restclient.SpringAiErrorHandler;
 
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -63,6 +65,29 @@ public final class LlmQuotaRestClientAutoConfiguration {
 		return new UngovernedBuilders<>(beans, RestClient.Builder.class, LlmQuotaRestClientCustomizer::governs,
 				"llmQuotaRestClientCustomizer.customize(builder) (inject LlmQuotaRestClientCustomizer), or build your"
 						+ " client from the RestClient.Builder Spring Boot provides.");
+	}
+
+	/**
+	 * Spring AI's models on {@code RestClient} (Ollama's) map a server error to an
+	 * exception its {@code RetryTemplate} retries: its error handler leaves alone what
+	 * llm-quota hands on once its own attempts are spent, so retries never multiply.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.ai.retry.TransientAiException")
+	static class SpringAiConfiguration {
+
+		@Bean
+		static BeanPostProcessor llmQuotaSpringAiErrorHandler() {
+			return new BeanPostProcessor() {
+
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					return SpringAiErrorHandler.wrap(bean);
+				}
+
+			};
+		}
+
 	}
 
 	/**

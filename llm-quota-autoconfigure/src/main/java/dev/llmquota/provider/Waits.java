@@ -65,8 +65,14 @@ public final class Waits {
 		return null;
 	}
 
-	/** Whether the provider forbids a retry with {@code x-should-retry: false}. */
-	static boolean retryAllowed(HeaderLookup headers) {
+	/**
+	 * Returns whether an answer allows a retry: not when it says
+	 * {@code x-should-retry: false}, as the provider may, and as llm-quota marks every
+	 * refusal it hands on once it has made its own attempts.
+	 * @param headers the answer's headers
+	 * @return whether a retry is allowed
+	 */
+	public static boolean retryAllowed(HeaderLookup headers) {
 		return !"false".equalsIgnoreCase(trim(headers.get("x-should-retry")));
 	}
 

@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.http.MediaType;
 import org.springframework.web.client.HttpServerErrorException;
+import org.springframework.web.reactive.function.client.WebClientResponseException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -55,13 +56,19 @@ class ProviderLiesTests {
 	/**
 	 * The same wait on an overload: longer than any backoff, the answer is the caller's.
 	 */
-	@Test
-	void anOverloadWithAWaitPastWhatALongHoldsReachesTheCaller() {
+	@ParameterizedTest
+	@ValueSource(strings = { "RestClient", "WebClient" })
+	void anOverloadWithAWaitPastWhatALongHoldsReachesTheCaller(String client) {
 		try (LoopbackServer server = new LoopbackServer(503, JSON,
 				"{\"error\":{\"message\":\"Overloaded. Please try again in 9223372036s1s\"}}");
 				GovernedApp app = start(server)) {
-			assertThatException().isThrownBy(() -> call(app, server, "RestClient"))
-				.isInstanceOf(HttpServerErrorException.ServiceUnavailable.class);
+			assertThatException().isThrownBy(() -> call(app, server, client))
+				.satisfies((ex) -> assertThat(ex).isInstanceOfAny(HttpServerErrorException.ServiceUnavailable.class,
+						WebClientResponseException.ServiceUnavailable.class))
+				.satisfies((ex) -> assertThat(((ex instanceof HttpServerErrorException rest) ? rest.getResponseHeaders()
+						: ((WebClientResponseException) ex).getHeaders())
+					.getFirst("x-should-retry")).as("marked, so a client that retries by itself does not")
+					.isEqualTo("false"));
 			assertThat(server.requests()).hasSize(1);
 		}
 	}

@@ -100,8 +100,12 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 			@Override
 			public ClientHttpResponse passOn(ClientHttpResponse response, byte[] refusal) {
 				try {
-					return new Buffered(response.getStatusCode(), response.getStatusText(), response.getHeaders(),
-							refusal);
+					HttpHeaders headers = new HttpHeaders();
+					headers.addAll(response.getHeaders());
+					// as on every stack: a client that retries by itself must not run
+					// llm-quota's attempts again (Spring AI's error handler reads it)
+					headers.set("x-should-retry", "false");
+					return new Buffered(response.getStatusCode(), response.getStatusText(), headers, refusal);
 				}
 				catch (IOException ex) {
 					throw new UncheckedIOException(ex);

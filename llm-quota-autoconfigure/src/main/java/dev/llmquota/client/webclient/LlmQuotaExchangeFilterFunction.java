@@ -150,8 +150,11 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				return switch (outcome.action()) {
 					case RETRY -> Mono.error(RetryPolicy.RetryAfter.of(outcome));
 					case FAIL -> Mono.error(outcome.failure());
-					// the bytes read stand in for the body, not subscribed again
+					// the bytes read stand in for the body, not subscribed again; marked
+					// as on every stack, so a client's own retry does not run llm-quota's
+					// attempts again
 					case PASS -> Mono.just(response.mutate()
+						.headers((passed) -> passed.set("x-should-retry", "false"))
 						.body((read) -> Flux
 							.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))
 						.build());
@@ -176,7 +179,10 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				}
 				Outcome outcome = this.calls.refusedInStream(call, head, headers, attempt, deadline);
 				if (outcome.action() == Outcome.Action.PASS) {
-					return Mono.just(response.mutate().body((ignored) -> body).build());
+					return Mono.just(response.mutate()
+						.headers((passed) -> passed.set("x-should-retry", "false"))
+						.body((ignored) -> body)
+						.build());
 				}
 				// the refused stream ends soon after its refusal: drain it, give its
 				// buffers back

@@ -73,7 +73,10 @@ public interface BlockingExchange<R> {
 	R follow(R response, GovernedCall call);
 
 	/**
-	 * Returns a refusal to hand to the caller as the provider sent it.
+	 * Returns a refusal to hand to the caller as the provider sent it: llm-quota has
+	 * decided, and a client's own retry must not run its attempts again, so the stack
+	 * marks it {@code x-should-retry: false}, or hands a client that would retry it a
+	 * failure it does not retry.
 	 * @param response the refusal, already read and closed
 	 * @param body its bytes
 	 * @return the answer to hand to the caller

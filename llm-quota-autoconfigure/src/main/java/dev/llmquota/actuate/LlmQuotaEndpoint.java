@@ -1,5 +1,7 @@
 package dev.llmquota.actuate;
 
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.List;
 
 import dev.llmquota.client.Route;
@@ -8,6 +10,7 @@ import dev.llmquota.core.QuotaEngine;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -72,23 +75,72 @@ public class LlmQuotaEndpoint {
 	 * @param reset {@code true} to lift an exhaustion
 	 * @param dimension the dimension whose limit changes, for example
 	 * {@code tokens-per-minute}
-	 * @param limit the new published limit
+	 * @param limit the new published limit: a whole number of calls or tokens, or a money
+	 * budget in the account's currency (as the report shows it, {@code 62.50})
 	 * @return the provider's report after the change, or {@code null} (404) if there is
 	 * no such entry
+	 * @throws InvalidEndpointRequestException (400) for a dimension or limit that cannot
+	 * be set
 	 */
 	@WriteOperation
 	public @Nullable QuotaReport update(@Selector String provider, @Nullable String model, @Nullable Boolean reset,
-			@Nullable String dimension, @Nullable Long limit) {
+			@Nullable String dimension, @Nullable BigDecimal limit) {
 		if (!this.engine.config().providers().containsKey(provider)) {
 			return null;
 		}
-		if (Boolean.TRUE.equals(reset)) {
+		if (dimension != null && limit != null) {
+			Dimension changed = dimension(dimension);
+			long units = units(changed, model, limit);
+			if (Boolean.TRUE.equals(reset)) {
+				this.engine.resetExhausted(provider, model);
+			}
+			this.engine.changeLimit(provider, model, changed, units);
+		}
+		else if (Boolean.TRUE.equals(reset)) {
 			this.engine.resetExhausted(provider, model);
 		}
-		if (dimension != null && limit != null) {
-			this.engine.changeLimit(provider, model, Dimension.fromId(dimension), limit);
-		}
 		return this.reports.report(provider);
+	}
+
+	private static Dimension dimension(String id) {
+		try {
+			return Dimension.fromId(id);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), "Unknown dimension '" + id + "'");
+		}
+	}
+
+	/** A limit in the books' units: a budget's in millionths of its currency. */
+	private static long units(Dimension dimension, @Nullable String model, BigDecimal limit) {
+		if (limit.signum() < 0) {
+			throw invalid(dimension.id() + " cannot be negative (" + limit.toPlainString() + ")");
+		}
+		if (dimension.countsMoney()) {
+			if (model != null) {
+				throw invalid(dimension.id() + " is the entry's account's, not a model's: leave out model");
+			}
+			return micros(dimension, limit);
+		}
+		try {
+			return limit.longValueExact();
+		}
+		catch (ArithmeticException ex) {
+			throw invalid(dimension.id() + " takes a whole number, not " + limit.toPlainString());
+		}
+	}
+
+	private static long micros(Dimension dimension, BigDecimal limit) {
+		try {
+			return limit.movePointRight(6).setScale(0, RoundingMode.HALF_UP).longValueExact();
+		}
+		catch (ArithmeticException ex) {
+			throw invalid(dimension.id() + " is too large: " + limit.toPlainString());
+		}
+	}
+
+	private static InvalidEndpointRequestException invalid(String message) {
+		return new InvalidEndpointRequestException(message, message);
 	}
 
 }

@@ -110,12 +110,15 @@ public final class QuotaReports {
 		Map<String, Object> dimensions = new LinkedHashMap<>();
 		List<String> warnings = new ArrayList<>();
 		Map<Dimension, ServerLimit> server = pool.serverLimits();
+		// what the provider said is shown only while it holds (until its reset)
+		Map<Dimension, ServerLimit> current = pool.currentServerLimits(this.engine.clock().nanoTime(),
+				this.engine.clock().instant());
 		for (PoolSnapshot.BucketSnapshot bucket : snapshot.buckets()) {
 			BucketSpec spec = bucket.bucket();
 			boolean own = spec.scope() == BucketSpec.Scope.POOL;
 			Limits limits = own ? pool.limits() : pool.account().limits();
 			ServerLimit reported = own ? server.get(spec.dimension()) : null;
-			String key = own ? spec.dimension().id() : "account:" + spec.dimension().id();
+			String key = key(spec.scope(), spec.dimension());
 			if (spec.dimension().countsMoney()) {
 				dimensions.put(key,
 						budget(spec, new BucketState(bucket.remaining(), spec.capacity(), bucket.untilFull().toNanos()),
@@ -123,7 +126,8 @@ public final class QuotaReports {
 								this.engine.clock().instant().plus(bucket.untilFull())));
 				continue;
 			}
-			dimensions.put(key, rate(spec, limits, reported, bucket.remaining(), bucket.untilFull()));
+			dimensions.put(key, rate(spec, limits, own ? current.get(spec.dimension()) : null, bucket.remaining(),
+					bucket.untilFull()));
 			if (reported != null && reported.limit() != null && !pool.learned(spec.dimension())
 					&& !reported.limit().equals(limits.asMap().get(spec.dimension()))) {
 				warnings.add(spec.dimension().id() + " is configured as " + limits.asMap().get(spec.dimension())
@@ -134,16 +138,16 @@ public final class QuotaReports {
 			if (!gate.derived()) {
 				boolean own = gate.scope() == BucketSpec.Scope.POOL;
 				Limits limits = own ? pool.limits() : pool.account().limits();
-				String key = own ? gate.dimension().id() : "account:" + gate.dimension().id();
+				String key = key(gate.scope(), gate.dimension());
 				dimensions.put(key, new QuotaReport.GateDimension(limits.asMap().get(gate.dimension()), gate.capacity(),
 						gate.inUse()));
 			}
 		}
-		Dimension binding = Binding.of(pool, settings);
+		Binding.Bound binding = Binding.of(pool, settings, snapshot.buckets());
 		PoolStats stats = pool.stats();
 		PoolStats.RateLimited last = stats.lastRateLimit();
 		return new QuotaReport.PoolReport(pool.provider(), pool.region(), pool.model(), this.engine.state(pool),
-				(binding != null) ? binding.id() : null, dimensions,
+				(binding != null) ? key(binding.scope(), binding.dimension()) : null, dimensions,
 				new QuotaReport.InFlight(stats.inFlightCalls(), stats.inFlightTokens()), derived(pool, settings),
 				(last != null)
 						? new QuotaReport.RateLimit(last.at().toString(),
@@ -152,6 +156,13 @@ public final class QuotaReports {
 				new QuotaReport.Drift(Math.round(pool.drift().ratio() * 1000) / 1000.0, pool.drift().samples()),
 				output(stats), warnings, classes(pool), pool.spec().mode().name().toLowerCase(Locale.ROOT),
 				shadow(pool));
+	}
+
+	/**
+	 * A dimension's key in a pool's report: an account's bucket is {@code account:...}.
+	 */
+	private static String key(BucketSpec.Scope scope, Dimension dimension) {
+		return (scope == BucketSpec.Scope.POOL) ? dimension.id() : "account:" + dimension.id();
 	}
 
 	private static QuotaReport.ShadowReport shadow(Pool pool) {

@@ -1,13 +1,16 @@
 package dev.llmquota.core;
 
+import java.util.List;
 import java.util.Map;
 
 /**
- * Which dimension binds a pool: the one that admits the fewest calls per minute for the
- * pool's recent mix of calls. A request-rate limit admits its rate; a token rate admits
- * it divided by the tokens an average call takes; concurrency admits it times a minute
- * over the latency; a daily limit admits a 1,440th of it. Money budgets are spend caps,
- * shown with what is left of them, not rates: they never bind here.
+ * Which dimension binds a pool. A period's cap or money budget that cannot take the
+ * pool's mean call now binds first: it refuses every call until its reset. Otherwise, the
+ * one that admits the fewest calls per minute for the pool's recent mix of calls: a
+ * request-rate limit admits its rate; a token rate admits it divided by the tokens an
+ * average call takes; concurrency admits it times a minute over the latency; a daily
+ * limit admits a 1,440th of it. Money budgets are spend caps, not rates: they bind only
+ * once spent.
  */
 public final class Binding {
 
@@ -15,19 +18,50 @@ public final class Binding {
 	}
 
 	/**
-	 * Returns the binding dimension of a pool.
+	 * The dimension that binds, and whose it is.
+	 *
+	 * @param scope the pool's own bucket, or its account's
+	 * @param dimension the dimension
+	 */
+	public record Bound(BucketSpec.Scope scope, Dimension dimension) {
+
+	}
+
+	/**
+	 * Returns the binding dimension of a pool by its rates alone.
 	 * @param pool the pool
 	 * @param settings the engine's settings
 	 * @return the dimension, or {@code null} if nothing limits the pool
 	 */
 	public static Dimension of(Pool pool, QuotaSettings settings) {
+		Bound bound = of(pool, settings, List.of());
+		return (bound != null) ? bound.dimension() : null;
+	}
+
+	/**
+	 * Returns what binds a pool: a spent period's cap or budget among its buckets, else
+	 * the rate that admits the fewest calls.
+	 * @param pool the pool
+	 * @param settings the engine's settings
+	 * @param buckets the pool's buckets as the books hold them now (its account's too)
+	 * @return what binds, or {@code null} if nothing limits the pool
+	 */
+	public static Bound of(Pool pool, QuotaSettings settings, List<PoolSnapshot.BucketSnapshot> buckets) {
 		Demand mix = pool.stats().meanDemand();
 		if (mix == null) {
 			mix = new Demand(0, pool.spec().defaultMaxTokens());
 		}
-		Dimension binding = null;
+		for (PoolSnapshot.BucketSnapshot bucket : buckets) {
+			Dimension dimension = bucket.bucket().dimension();
+			long units = dimension.unitsAtAdmission(mix, pool.spec().accounting());
+			if (dimension.kind() == Dimension.Kind.DAILY && units > 0 && bucket.remaining() < units) {
+				return new Bound(bucket.bucket().scope(), dimension);
+			}
+		}
+		Bound binding = null;
 		double lowest = Double.MAX_VALUE;
-		for (Limits limits : new Limits[] { pool.limits(), pool.account().limits() }) {
+		for (BucketSpec.Scope scope : BucketSpec.Scope.values()) {
+			Limits limits = (scope == BucketSpec.Scope.POOL) ? pool.limits() : pool.account().limits();
 			for (Map.Entry<Dimension, Long> limit : limits.asMap().entrySet()) {
 				if (limit.getKey().countsMoney()) {
 					continue;
@@ -35,7 +69,7 @@ public final class Binding {
 				double calls = callsPerMinute(limit.getKey(), settings.enforced(limit.getValue()), mix, pool);
 				if (calls < lowest) {
 					lowest = calls;
-					binding = limit.getKey();
+					binding = new Bound(scope, limit.getKey());
 				}
 			}
 		}

@@ -1,5 +1,6 @@
 package dev.llmquota.core;
 
+import java.time.Instant;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.EnumSet;
@@ -35,7 +36,10 @@ public final class Pool {
 
 	private final String sanctionsKey;
 
-	private final Map<Dimension, ServerLimit> server = new ConcurrentHashMap<>();
+	/** How long a report that names no reset holds. */
+	private static final long REPORT_WITHOUT_RESET = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+
+	private final Map<Dimension, Reported> server = new ConcurrentHashMap<>();
 
 	private final EstimateDrift drift = new EstimateDrift();
 
@@ -172,8 +176,27 @@ public final class Pool {
 	 */
 	public Map<Dimension, ServerLimit> serverLimits() {
 		Map<Dimension, ServerLimit> copy = new EnumMap<>(Dimension.class);
-		copy.putAll(this.server);
+		this.server.forEach((dimension, reported) -> copy.put(dimension, reported.limit()));
 		return Collections.unmodifiableMap(copy);
+	}
+
+	/**
+	 * Returns what the provider's headers said last and still holds: a report until the
+	 * reset it names, or, naming none, for a minute after it came (a per-minute window
+	 * has refilled by then).
+	 * @param nanoTime the monotonic time now
+	 * @param now the wall-clock time now
+	 * @return the reports that still hold
+	 */
+	public Map<Dimension, ServerLimit> currentServerLimits(long nanoTime, Instant now) {
+		Map<Dimension, ServerLimit> current = new EnumMap<>(Dimension.class);
+		this.server.forEach((dimension, reported) -> {
+			Instant reset = reported.limit().reset();
+			if ((reset != null) ? now.isBefore(reset) : nanoTime - reported.atNanos() < REPORT_WITHOUT_RESET) {
+				current.put(dimension, reported.limit());
+			}
+		});
+		return Collections.unmodifiableMap(current);
 	}
 
 	/**
@@ -209,8 +232,13 @@ public final class Pool {
 		return this.latency.nanos();
 	}
 
-	void remember(ServerLimit report) {
-		this.server.put(report.dimension(), report);
+	void remember(ServerLimit report, long nanoTime) {
+		this.server.put(report.dimension(), new Reported(report, nanoTime));
+	}
+
+	/** A provider's report, and when it came (monotonic). */
+	private record Reported(ServerLimit limit, long atNanos) {
+
 	}
 
 	/**

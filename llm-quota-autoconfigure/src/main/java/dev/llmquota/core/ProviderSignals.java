@@ -38,7 +38,7 @@ final class ProviderSignals {
 		long now = this.clock.nanoTime();
 		double headroom = this.config.settings().headroom();
 		for (ServerLimit report : reports) {
-			pool.remember(report);
+			pool.remember(report, now);
 			if (report.limit() != null && report.dimension().kind() == Dimension.Kind.RATE
 					&& pool.learn(report.dimension(), report.limit())) {
 				this.pools.limitsChanged(pool);

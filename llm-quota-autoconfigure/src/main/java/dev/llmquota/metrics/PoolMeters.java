@@ -70,7 +70,8 @@ final class PoolMeters extends EngineMeterBinder {
 					if (scope == BucketSpec.Scope.POOL && dimension.kind() != Dimension.Kind.CONCURRENCY) {
 						meters.add(gauge(LlmQuotaMetrics.REMAINING, () -> serverRemaining(pool, dimension), dimension,
 								tags.and("source", "server"))
-							.description("Units left as the provider's latest rate-limit headers said")
+							.description("Units left as the provider's latest rate-limit headers said, until the reset"
+									+ " they named (none when it has passed)")
 							.register(this.registry));
 					}
 				}
@@ -138,8 +139,9 @@ final class PoolMeters extends EngineMeterBinder {
 		return Double.NaN;
 	}
 
-	private static double serverRemaining(Pool pool, Dimension dimension) {
-		ServerLimit reported = pool.serverLimits().get(dimension);
+	private double serverRemaining(Pool pool, Dimension dimension) {
+		ServerLimit reported = pool.currentServerLimits(engine().clock().nanoTime(), engine().clock().instant())
+			.get(dimension);
 		return (reported != null && reported.remaining() != null) ? reported.remaining() : Double.NaN;
 	}
 

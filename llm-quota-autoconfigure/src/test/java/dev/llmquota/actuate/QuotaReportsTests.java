@@ -1,7 +1,10 @@
 package dev.llmquota.actuate;
 
+import java.math.BigDecimal;
 import java.time.Duration;
+import java.util.List;
 
+import dev.llmquota.BudgetExhaustedException;
 import dev.llmquota.core.Accounting;
 import dev.llmquota.core.Calls;
 import dev.llmquota.core.Cost;
@@ -53,6 +56,100 @@ class QuotaReportsTests {
 			Calls.acquire(engine, pool, new Demand(3_200, 256)).permit().complete(new Usage(3_200, 0, 40));
 		}
 		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("input-tokens-per-minute");
+	}
+
+	@Test
+	void bindingNamesTheAccountsBucketWhenTheAccountCeilingBinds() {
+		// the model may take 1,000,000 tokens a minute, the account only 30,000
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.account(limits(TOKENS_PER_MINUTE, 30_000))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 10_000, TOKENS_PER_MINUTE, 1_000_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.acquire(engine, pool, new Demand(1_000, 500)).permit().complete(new Usage(1_000, 0, 500));
+		QuotaReport.PoolReport report = new QuotaReports(engine).report(null).pools().get(0);
+		assertThat(report.dimensions()).containsKeys("tokens-per-minute", "account:tokens-per-minute");
+		assertThat(report.binding()).as("the key of the dimension that binds, as the dimensions map names it")
+			.isEqualTo("account:tokens-per-minute");
+	}
+
+	@Test
+	void aSpentBudgetBindsWhileItRefusesEveryCall() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
+			.account(limits(Dimension.BUDGET_PER_DAY, 100_000))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 3_000_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		QuotaReports reports = new QuotaReports(engine);
+		for (int i = 0; i < 3; i++) {
+			// 0.025 each: 0.075 of the day's 0.10 spent, a call reserving 0.04 no longer
+			// fits
+			Calls.acquire(engine, pool, new Demand(1_000, 1_000)).permit().complete(new Usage(1_000, 0, 500));
+			if (i < 2) {
+				assertThat(reports.report(null).pools().get(0).binding()).as("while calls fit")
+					.isEqualTo("requests-per-minute");
+			}
+			this.clock.advance(Duration.ofSeconds(2));
+		}
+		assertThat(Calls.acquire(engine, pool, new Demand(1_000, 1_000)).error())
+			.isInstanceOf(BudgetExhaustedException.class);
+		assertThat(reports.report(null).pools().get(0).binding()).as("what refuses every call of the pool now")
+			.isEqualTo("account:budget-per-day");
+	}
+
+	@Test
+	void aProvidersFigurePastItsResetIsNotShownAsWhatIsLeft() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.acquire(engine, pool, new Demand(100, 100)).permit().complete(new Usage(100, 0, 100));
+		// the provider's last answers: no tokens left, full again in 2 s; 10 requests
+		// left, with no reset named
+		engine.observe(pool,
+				List.of(new ServerLimit(TOKENS_PER_MINUTE, 30_000L, 0L,
+						this.clock.instant().plus(Duration.ofSeconds(2))),
+						new ServerLimit(REQUESTS_PER_MINUTE, 500L, 10L, null)));
+		QuotaReport.PoolReport now = reports(engine).pools().get(0);
+		assertThat(((QuotaReport.RateDimension) now.dimensions().get("tokens-per-minute")).source())
+			.isEqualTo("server");
+		assertThat(((QuotaReport.RateDimension) now.dimensions().get("requests-per-minute")).remaining()).isEqualTo(10);
+		this.clock.advance(Duration.ofMinutes(10));
+		QuotaReport.PoolReport later = reports(engine).pools().get(0);
+		QuotaReport.RateDimension tokens = (QuotaReport.RateDimension) later.dimensions().get("tokens-per-minute");
+		assertThat(tokens.source()).as("the provider's figure ran out at its reset").isEqualTo("local");
+		assertThat(tokens.remaining()).as("what admission sees ten minutes on").isGreaterThan(20_000);
+		QuotaReport.RateDimension requests = (QuotaReport.RateDimension) later.dimensions().get("requests-per-minute");
+		assertThat(requests.source()).as("a figure without a reset holds for its minute").isEqualTo("local");
+		assertThat(requests.remaining()).isGreaterThan(390);
+	}
+
+	@Test
+	void aBudgetSetThroughTheWriteOperationIsInTheCurrencyTheReportShowsItIn() {
+		QuotaEngine engine = TestConfigs.provider()
+			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
+			.account(limits(Dimension.BUDGET_PER_DAY, 50_000_000))
+			.model("gpt-4o", limits())
+			.engine(new LocalQuotaStore(), this.clock);
+		LlmQuotaEndpoint endpoint = new LlmQuotaEndpoint(engine);
+		assertThat(budget(endpoint.quotas()).budget()).as("50.00 configured, shown in the currency").isEqualTo(50.0);
+		// an operator tops the day's budget up from 50.00 to 62.50
+		assertThat(budget(endpoint.update("openai", null, null, "budget-per-day", new BigDecimal("62.50"))).budget())
+			.isEqualTo(62.5);
+		assertThat(engine.pool("openai", "gpt-4o").account().limits().asMap()).containsEntry(Dimension.BUDGET_PER_DAY,
+				62_500_000L);
+	}
+
+	private static QuotaReport.BudgetDimension budget(QuotaReport report) {
+		return (QuotaReport.BudgetDimension) report.accounts().get(0).dimensions().get("budget-per-day");
+	}
+
+	private static QuotaReport reports(QuotaEngine engine) {
+		return new QuotaReports(engine).report(null);
 	}
 
 	@Test

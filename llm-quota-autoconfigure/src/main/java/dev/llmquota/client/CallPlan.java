@@ -65,6 +65,16 @@ public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEs
 	}
 
 	/**
+	 * Returns how often one attempt may move off a target that says its quota is spent:
+	 * once per target of its route (a target whose spent mark does not hold, its reset
+	 * being now, is not tried again and again); never off a route.
+	 * @return the most moves
+	 */
+	public int moves() {
+		return (this.route != null) ? this.route.route().targets().size() : 0;
+	}
+
+	/**
 	 * Returns the name of the call's retry: its provider entry's, or its route's.
 	 * @return the name
 	 */

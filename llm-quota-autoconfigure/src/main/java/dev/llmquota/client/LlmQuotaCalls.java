@@ -462,7 +462,7 @@ public final class LlmQuotaCalls {
 	 * @throws IOException if an attempt got no answer
 	 */
 	public <R> R exchange(CallPlan plan, long deadline, BlockingExchange<R> exchange) throws IOException {
-		return this.retryPolicy.blocking(plan.retryName(), (number) -> attempt(plan, deadline, exchange, number));
+		return this.retryPolicy.blocking(plan, (number) -> attempt(plan, deadline, exchange, number));
 	}
 
 	/**

@@ -8,7 +8,8 @@ import java.time.Duration;
  *
  * @param action the action
  * @param delay the wait before the next attempt, for {@link Action#RETRY}
- * @param failure the exception to fail the call with, for {@link Action#FAIL}
+ * @param failure the exception to fail the call with, for {@link Action#FAIL}, or once no
+ * move is left, for a retry that is not counted
  * @param counted whether a retry counts as an attempt
  * ({@code llm.quota.retry.max-attempts}): not when a route moves a call off a target
  * whose quota is spent
@@ -51,10 +52,12 @@ public record Outcome(Action action, Duration delay, RuntimeException failure, b
 
 	/**
 	 * A route's target said its quota is spent: the call moves to another target at once,
-	 * and that is not counted as an attempt.
+	 * and that is not counted as an attempt; once it has moved as often as the route has
+	 * targets, it fails with what a call off a route would have.
+	 * @param failure the contract exception to fail with when no move is left
 	 */
-	static Outcome moveOn() {
-		return new Outcome(Action.RETRY, Duration.ZERO, null, false);
+	static Outcome moveOn(RuntimeException failure) {
+		return new Outcome(Action.RETRY, Duration.ZERO, failure, false);
 	}
 
 	static Outcome fail(RuntimeException failure) {

@@ -99,13 +99,14 @@ final class RefusalHandling {
 						+ "' (" + reason(answer, status) + "); calls "
 						+ ((pool.spec().mode() == Mode.ENFORCE) ? "fail fast" : "would fail fast (shadow mode)")
 						+ " until it is back");
+				QuotaExhaustedException spent = new QuotaExhaustedException(pool.provider(), pool.region(),
+						pool.model(), dimension, reason(answer, status), answer.reset(now));
 				if (plan.routed()) {
 					// the route's other targets may have quota: the call moves on
 					plan.route().refused(true);
-					return Outcome.moveOn();
+					return Outcome.moveOn(spent);
 				}
-				return Outcome.fail(new QuotaExhaustedException(pool.provider(), pool.region(), pool.model(), dimension,
-						reason(answer, status), answer.reset(now)));
+				return Outcome.fail(spent);
 			}
 			case RATE_LIMITED -> {
 				Duration wait = waitOf(answer, attempt);

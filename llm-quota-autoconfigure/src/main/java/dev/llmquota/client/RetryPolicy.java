@@ -72,9 +72,9 @@ public final class RetryPolicy {
 		IntFunction<Mono<T>> moving = !plan.routed() ? attempt
 				// only a route's call moves on
 				: (number) -> Mono.defer(() -> attempt.apply(number))
-					.retryWhen(reactor.util.retry.Retry.max(MAX_MOVES)
+					.retryWhen(reactor.util.retry.Retry.max(plan.moves())
 						.filter(RetryPolicy::movesOn)
-						.onRetryExhaustedThrow((spec, signal) -> signal.failure()));
+						.onRetryExhaustedThrow((spec, signal) -> noMoveLeft((RetryAfter) signal.failure())));
 		return Mono.defer(() -> attempt(retry, moving, 1, null));
 	}
 
@@ -105,12 +105,12 @@ public final class RetryPolicy {
 	 * Retries a blocking call's attempts; the thread parks between them, holding no lock.
 	 * A retry that is not counted runs the same attempt number again, at once.
 	 * @param <R> the answer's type
-	 * @param name the retry's name: the entry's id, or the route's
+	 * @param plan the call's plan: its retry is its entry's, or its route's
 	 * @param attempt the attempt of a number, from 1
 	 * @return the answer of the last attempt
 	 * @throws IOException if an attempt got no answer
 	 */
-	public <R> R blocking(String name, Attempt<R> attempt) throws IOException {
+	public <R> R blocking(CallPlan plan, Attempt<R> attempt) throws IOException {
 		AtomicInteger attempts = new AtomicInteger();
 		CheckedSupplier<R> counted = () -> {
 			int number = attempts.incrementAndGet();
@@ -119,14 +119,17 @@ public final class RetryPolicy {
 					return attempt.run(number);
 				}
 				catch (RetryAfter ex) {
-					if (!movesOn(ex) || moves >= MAX_MOVES) {
+					if (!movesOn(ex)) {
 						throw ex;
+					}
+					if (moves >= plan.moves()) {
+						throw noMoveLeft(ex);
 					}
 				}
 			}
 		};
 		try {
-			return Retry.decorateCheckedSupplier(of(name), counted).get();
+			return Retry.decorateCheckedSupplier(of(plan.retryName()), counted).get();
 		}
 		catch (IOException | RuntimeException | Error ex) {
 			throw ex;
@@ -136,11 +139,17 @@ public final class RetryPolicy {
 		}
 	}
 
-	/** Most moves off spent targets within one attempt. */
-	private static final int MAX_MOVES = 16;
-
 	private static boolean movesOn(Throwable ex) {
 		return ex instanceof RetryAfter after && !after.counted;
+	}
+
+	/**
+	 * What a call that may move no more fails with: the contract exception the last
+	 * target's answer called for, never the signal itself (Resilience4j would count it as
+	 * an attempt to retry, and the caller would get it).
+	 */
+	private static RuntimeException noMoveLeft(RetryAfter move) {
+		return (move.failure != null) ? move.failure : new IllegalStateException("A route's move named no failure");
 	}
 
 	/**
@@ -171,18 +180,21 @@ public final class RetryPolicy {
 
 		private final boolean counted;
 
+		private final RuntimeException failure;
+
 		/**
 		 * An attempt to retry.
 		 * @param wait how long to wait before the next attempt
 		 */
 		public RetryAfter(Duration wait) {
-			this(wait, true);
+			this(wait, true, null);
 		}
 
-		private RetryAfter(Duration wait, boolean counted) {
+		private RetryAfter(Duration wait, boolean counted, RuntimeException failure) {
 			super("retry after " + wait, null, false, false);
 			this.wait = wait;
 			this.counted = counted;
+			this.failure = failure;
 		}
 
 		/**
@@ -191,7 +203,7 @@ public final class RetryPolicy {
 		 * @return the retry
 		 */
 		public static RetryAfter of(Outcome outcome) {
-			return new RetryAfter(outcome.delay(), outcome.counted());
+			return new RetryAfter(outcome.delay(), outcome.counted(), outcome.failure());
 		}
 
 	}

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import dev.llmquota.LlmQuota;
+import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.UnroutableCallException;
 import dev.llmquota.autoconfigure.InvalidQuotaPropertyException;
@@ -406,6 +407,52 @@ class RoutesTests {
 		assertThat(taken(app)).as("model calls go on").containsExactly(1L);
 	}
 
+	/**
+	 * Every target says its day's quota is spent, with a reset of now
+	 * ({@code retry-after:
+	 * 0}), so none stays marked spent: the call moves at most once per target, then fails
+	 * with the contract exception, on every stack; the retry signal between attempts
+	 * never reaches the caller, and an SDK on OkHttp's dispatcher gets an answer it does
+	 * not retry.
+	 */
+	@Test
+	void aCallWhoseTargetsAllSayTheirQuotaIsSpentMovesOncePerTargetThenFails() throws Exception {
+		String spentDay = "{\"error\":{\"message\":\"Rate limit reached for gpt-4o in organization org-x on requests"
+				+ " per day (RPD): Limit 10000, Used 10000, Requested 1.\",\"type\":\"requests\",\"param\":null,"
+				+ "\"code\":\"rate_limit_exceeded\"}}";
+		Map<String, String> headers = Map.of("Content-Type", "application/json", "retry-after", "0");
+		LoopbackServer first = track(new LoopbackServer(429, headers, spentDay));
+		LoopbackServer second = track(new LoopbackServer(429, headers, spentDay));
+		GovernedApp app = app(entry("first", first.baseUrl(), "openai", "models.gpt-4o.requests-per-minute=6000"),
+				entry("second", second.baseUrl(), "openai", "models.gpt-4o.requests-per-minute=6000"),
+				target(0, "first", "gpt-4o"), target(1, "second", "gpt-4o"), "llm.quota.max-wait=5s");
+		OkHttpClient okHttp = new OkHttpClient.Builder()
+			.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
+			.build();
+		Request request = new Request.Builder().url(LlmQuota.route("gpt4o") + CHAT)
+			.post(RequestBody.create(body("gpt-4o", false), okhttp3.MediaType.get("application/json")))
+			.build();
+		assertThatThrownBy(() -> restCall(app)).as("RestClient").isInstanceOf(QuotaExhaustedException.class);
+		assertThat(first.requests().size() + second.requests().size()).as("requests of one call")
+			.isLessThanOrEqualTo(3);
+		assertThatThrownBy(() -> app.webClient()
+			.post()
+			.uri(LlmQuota.route("gpt4o") + CHAT)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body("gpt-4o", false))
+			.retrieve()
+			.bodyToMono(String.class)
+			.block(Duration.ofSeconds(30))).as("WebClient").isInstanceOf(QuotaExhaustedException.class);
+		assertThatThrownBy(() -> okHttp.newCall(request).execute().close()).as("OkHttp")
+			.isInstanceOf(QuotaExhaustedException.class);
+		try (Response answer = OkHttpCalls.enqueue(okHttp.newCall(request)).get(30, TimeUnit.SECONDS)) {
+			assertThat(answer.header("x-should-retry")).isEqualTo("false");
+			assertThat(answer.header("x-llm-quota-exception")).isEqualTo("QuotaExhaustedException");
+		}
+		assertThat(first.requests().size() + second.requests().size()).as("requests of four calls")
+			.isLessThanOrEqualTo(12);
+	}
+
 	@Test
 	void aRouteLlmQuotaCannotServeStopsStartUpNamingTheProperty() {
 		ProviderSimulator simulator = simulator((sim) -> {
@@ -490,10 +537,13 @@ class RoutesTests {
 
 	/** A provider entry of one account: its simulator, dialect and settings. */
 	private static List<String> entry(String id, ProviderSimulator simulator, String dialect, String... settings) {
+		return entry(id, simulator.baseUrl(), dialect, settings);
+	}
+
+	private static List<String> entry(String id, String baseUrl, String dialect, String... settings) {
 		String prefix = "llm.quota.providers." + id + ".";
-		List<String> properties = new ArrayList<>(
-				List.of(prefix + "base-url=" + simulator.baseUrl(), prefix + "dialect=" + dialect,
-						prefix + "burst-window=60s", prefix + "in-flight-gate=false", "llm.quota.headroom=1.0"));
+		List<String> properties = new ArrayList<>(List.of(prefix + "base-url=" + baseUrl, prefix + "dialect=" + dialect,
+				prefix + "burst-window=60s", prefix + "in-flight-gate=false", "llm.quota.headroom=1.0"));
 		for (String setting : settings) {
 			properties.add(prefix + setting);
 		}

@@ -151,10 +151,12 @@ public final class GovernedCall {
 	 * so far (Gemini sends one in every chunk) is not the final one: the reservation
 	 * stands, never refunded on what was not seen. A stream that had sent the event that
 	 * ends it was answered in full (OpenAI's SDK closes it on {@code [DONE]}): it ends as
-	 * one read to its last byte.
+	 * one read to its last byte, as does a refusal (status 400 and above).
 	 */
 	public void onAbort() {
-		if (this.reader.usage().streamEnded()) {
+		if (this.reader.usage().streamEnded() || this.status >= 400) {
+			// a refusal's status says the provider generated nothing, however its body
+			// ended
 			onComplete();
 			return;
 		}

@@ -545,7 +545,14 @@ public final class LlmQuotaCalls {
 			refusal = exchange.readRefusal(response);
 		}
 		catch (IOException | RuntimeException ex) {
-			call.onAbort();
+			if (head != null) {
+				call.onAbort();
+				throw ex;
+			}
+			RuntimeException failure = unreadRefusal(call, status, headers, attempt, deadline);
+			if (failure != null) {
+				throw failure;
+			}
 			throw ex;
 		}
 		Outcome outcome;
@@ -571,6 +578,35 @@ public final class LlmQuotaCalls {
 			return exchange.passOn(response, refusal);
 		}
 		throw RetryPolicy.RetryAfter.of(outcome);
+	}
+
+	/**
+	 * Ends an attempt whose refusal's body could not be read (the connection dropped in
+	 * it): its status says the provider generated nothing, so it ends as a refusal, its
+	 * tokens back, classified by its status and headers as an unreadable refusal is, its
+	 * wait or exhaustion in the books.
+	 * @param call the attempt
+	 * @param status the refusal's status
+	 * @param headers its headers
+	 * @param attempt the attempt's number, from 1
+	 * @param deadline the monotonic time by which the call must be admitted
+	 * @return what to throw for it: the retry or the contract exception its status and
+	 * headers call for, or {@code null} to hand the caller the read's own failure
+	 */
+	public RuntimeException unreadRefusal(GovernedCall call, int status, HeaderLookup headers, int attempt,
+			long deadline) {
+		Outcome outcome;
+		try {
+			outcome = answered(call, status, headers, new byte[0], attempt, deadline);
+		}
+		finally {
+			call.onComplete();
+		}
+		return switch (outcome.action()) {
+			case RETRY -> RetryPolicy.RetryAfter.of(outcome);
+			case FAIL -> outcome.failure();
+			case PASS -> null;
+		};
 	}
 
 	/**

@@ -50,7 +50,13 @@ final class FaultyServer implements AutoCloseable {
 		MID_STREAM,
 
 		/** Nothing breaks: a whole JSON answer. */
-		NONE
+		NONE,
+
+		/**
+		 * A 429 naming its wait ({@code retry-after: 20}) announces its body's length,
+		 * sends half of it, and closes.
+		 */
+		REFUSAL_BODY
 
 	}
 
@@ -112,6 +118,9 @@ final class FaultyServer implements AutoCloseable {
 				case BODY ->
 					write(out, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n"
 							+ "{\"id\":\"chatcmpl-1\",\"choices\":[{\"message\":{\"content\":\"Hel");
+				case REFUSAL_BODY -> write(out, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
+						+ "retry-after: 20\r\nContent-Length: 200\r\n\r\n{\"error\":{\"message\":\"Rate limit reached for"
+						+ " gpt-4o on requests per min (RPM)");
 				case MID_STREAM -> write(out,
 						"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 								+ chunk("data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n")

@@ -135,7 +135,11 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				return bytes;
 			})
 			.defaultIfEmpty(new byte[0])
-			.doOnError((ex) -> call.onAbort())
+			.onErrorResume((ex) -> {
+				RuntimeException failure = this.calls.unreadRefusal(call, status,
+						response.headers().asHttpHeaders()::getFirst, attempt, deadline);
+				return Mono.error((failure != null) ? failure : ex);
+			})
 			.doOnCancel(call::onAbort)
 			.flatMap((bytes) -> {
 				Outcome outcome;

@@ -516,6 +516,9 @@ public final class LlmQuotaAwsHttpClients {
 					return;
 				}
 				if (error != null) {
+					// a client may report a failure through its future alone, after the
+					// headers and before (or without) a signal of the body's
+					this.call.onAbort();
 					AsyncCall.this.result.completeExceptionally(error);
 				}
 				else {

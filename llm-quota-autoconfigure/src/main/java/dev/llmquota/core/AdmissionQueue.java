@@ -302,6 +302,10 @@ final class AdmissionQueue {
 	 * Calls of a pool and class not yet admitted: queued, being booked, or booked ahead.
 	 */
 	int waiting(Pool pool, Priority priority) {
+		if (pool.spec().mode() == Mode.SHADOW) {
+			// its twins wait, never its calls
+			return 0;
+		}
 		this.lock.lock();
 		try {
 			int count = 0;
@@ -381,7 +385,8 @@ final class AdmissionQueue {
 	void admit(Waiter waiter, Booking.Booked booked, long[] weights, long now, List<Runnable> after) {
 		QuotaPermit permit = new QuotaPermit(this, waiter, booked, weights, now);
 		this.live.add(permit);
-		waiter.pool.stats().admitted(waiter.demand, waiter.priority, permit.waitedNanos());
+		waiter.pool.stats()
+			.admitted(waiter.demand, waiter.priority, permit.waitedNanos(), waiter.pool.spec().mode() == Mode.SHADOW);
 		waiter.admit(permit, this.events, after);
 		if (this.leaseSweep == null) {
 			this.leaseSweep = this.clock.schedule(this.settings.leaseTimeout().toNanos(), this::sweepLeases);

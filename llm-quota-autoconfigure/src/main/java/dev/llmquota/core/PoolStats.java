@@ -75,11 +75,14 @@ public final class PoolStats {
 
 	}
 
-	synchronized void admitted(Demand demand, Priority priority, long waitedNanos) {
-		long[] waits = this.waits[priority.ordinal()];
-		waits[0]++;
-		waits[1] += waitedNanos;
-		waits[2] = Math.max(waits[2], waitedNanos);
+	synchronized void admitted(Demand demand, Priority priority, long waitedNanos, boolean shadow) {
+		if (!shadow) {
+			// a shadow twin's wait is what enforce mode would have done: its own report
+			long[] waits = this.waits[priority.ordinal()];
+			waits[0]++;
+			waits[1] += waitedNanos;
+			waits[2] = Math.max(waits[2], waitedNanos);
+		}
 		this.inFlightCalls++;
 		this.inFlightTokens += demand.inputTokens() + demand.outputCeiling();
 		// the average call of the recent mix: 20 calls weigh about as much as

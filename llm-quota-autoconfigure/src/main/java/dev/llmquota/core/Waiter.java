@@ -348,7 +348,10 @@ final class Waiter implements Admission.Call {
 		// its caller and the observers
 		if (this.sink != null) {
 			after.add(() -> {
-				events.admitted(this.pool, this.priority, permit.waitedNanos());
+				if (this.pool.spec().mode() != Mode.SHADOW) {
+					// a shadow twin's wait goes to the shadow meters alone
+					events.admitted(this.pool, this.priority, permit.waitedNanos());
+				}
 				this.sink.success(permit);
 			});
 		}

@@ -2,11 +2,15 @@ package dev.llmquota.metrics;
 
 import java.lang.ref.WeakReference;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import dev.llmquota.core.Calls;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ManualClock;
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaEngine;
@@ -159,6 +163,39 @@ class LlmQuotaMetricsTests {
 			.tag("scope", "pool")
 			.tag("dimension", dimension.id());
 		return (remaining ? search.tag("source", source) : search).gauge().value();
+	}
+
+	/**
+	 * Shadow mode delays nothing: the waits its twins had, what enforce mode would have
+	 * done, show under the shadow meters and nowhere else.
+	 */
+	@Test
+	void inShadowModeTheWaitMetersShowTheWaitsCallersHad() {
+		QuotaEngine engine = TestConfigs.provider()
+			.mode(Mode.SHADOW)
+			.inFlightGate(false)
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 60))
+			.engine(new LocalQuotaStore(), this.clock);
+		new LlmQuotaMetrics(engine).bindTo(this.registry);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		List<Long> callerWaits = new ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			long asked = this.clock.nanoTime();
+			engine.acquire(pool, new Demand(10, 10), null, null).subscribe((permit) -> {
+				callerWaits.add(this.clock.nanoTime() - asked);
+				permit.complete(new Usage(10, 0, 10));
+			});
+		}
+		assertThat(engine.waiting(pool, Priority.INTERACTIVE)).as("no caller waits").isZero();
+		this.clock.advance(Duration.ofSeconds(10));
+		assertThat(callerWaits).as("shadow mode delays nothing").containsExactly(0L, 0L, 0L, 0L);
+		assertThat(this.registry.get(LlmQuotaMetrics.SHADOW_WAIT).timer().max(TimeUnit.MILLISECONDS))
+			.as("what enforce mode would have done")
+			.isGreaterThan(0);
+		assertThat(this.registry.find(LlmQuotaMetrics.WAIT).timers()).as("llm.quota.wait: no call was admitted late")
+			.allSatisfy((timer) -> assertThat(timer.max(TimeUnit.MILLISECONDS)).isZero());
+		assertThat(pool.stats().waits(Priority.INTERACTIVE).maxWaitNanos()).as("the endpoint's priority block")
+			.isZero();
 	}
 
 }

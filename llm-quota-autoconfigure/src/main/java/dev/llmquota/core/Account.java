@@ -37,6 +37,9 @@ public final class Account {
 
 	private final Sanctions sanctions = new Sanctions();
 
+	/** What budgets were charged beyond calls' exact costs, under a millionth. */
+	private double costCredit;
+
 	Account(ProviderSpec provider, QuotaSettings settings, QuotaStore store, QuotaClock clock, QuotaEvents events,
 			long expectedLatencyNanos, java.util.concurrent.Executor storeThread) {
 		this.provider = provider;
@@ -162,6 +165,21 @@ public final class Account {
 
 	AdmissionQueue queue() {
 		return this.queue;
+	}
+
+	/**
+	 * Returns what a call's cost charges the account's budgets, in whole millionths: the
+	 * running total of exact costs is rounded up, never each call (a thousand calls of a
+	 * fifth of a millionth cost 200, not a thousand). A budget is never under-charged:
+	 * what was charged beyond the exact costs, under a millionth, goes to the next call.
+	 * @param exactMicros the call's exact cost, in millionths
+	 * @return the millionths to charge
+	 */
+	synchronized long chargeMicros(double exactMicros) {
+		double owed = exactMicros - this.costCredit;
+		long charged = Math.max(0, (long) Math.ceil(owed - 1e-9));
+		this.costCredit = charged - owed;
+		return charged;
 	}
 
 }

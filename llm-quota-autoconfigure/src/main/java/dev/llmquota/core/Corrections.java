@@ -79,12 +79,18 @@ final class Corrections {
 		Instant wallNow = this.clock.instant();
 		List<Charge> corrections = new ArrayList<>(permit.charges().size());
 		boolean refunded = false;
+		long cost = -1;
 		for (Charge charge : permit.charges()) {
 			Dimension dimension = charge.bucket().dimension();
 			long delta = (dimension.countsInput() ? inputDelta : 0) + (dimension.countsOutput() ? outputDelta : 0);
 			if (dimension.countsMoney()) {
-				// a budget is charged what the call cost, whatever it reserved
-				delta = ((accounting.cost() != null) ? accounting.cost().micros(usage) : 0) - charge.units();
+				// a budget is charged what the call cost, whatever it reserved; its day's
+				// and its month's alike
+				if (cost < 0) {
+					cost = (accounting.cost() != null)
+							? permit.pool().account().chargeMicros(accounting.cost().exactMicros(usage)) : 0;
+				}
+				delta = cost - charge.units();
 			}
 			if (delta != 0 && (delta > 0 || permit.refundable(charge.bucket(), wallNow))) {
 				corrections.add(new Charge(charge.bucket(), delta));

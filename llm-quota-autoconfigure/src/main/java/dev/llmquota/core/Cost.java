@@ -3,7 +3,8 @@ package dev.llmquota.core;
 /**
  * What a model's tokens cost, per million, in the account's currency. A price per million
  * tokens is also the price of one token in millionths of the currency, the unit budgets
- * count in. Costs are rounded up: a budget is never under-charged.
+ * count in. Reservations are rounded up, and budgets are charged the running total of
+ * exact costs rounded up: a budget is never under-charged.
  *
  * @param inputPerMillion the price of a million input tokens
  * @param outputPerMillion the price of a million output tokens
@@ -29,14 +30,24 @@ public record Cost(double inputPerMillion, double outputPerMillion, double cache
 	}
 
 	/**
-	 * Returns what a call cost, in millionths.
+	 * Returns what a call cost, in millionths, rounded up.
 	 * @param usage what the provider reported
 	 * @return the cost
 	 */
 	public long micros(Usage usage) {
+		return micros(exactMicros(usage));
+	}
+
+	/**
+	 * Returns what a call cost, in millionths, not rounded: what budgets add up (see
+	 * {@link Account#chargeMicros}) and {@code llm.quota.spend} counts.
+	 * @param usage what the provider reported
+	 * @return the cost
+	 */
+	public double exactMicros(Usage usage) {
 		long uncached = usage.inputTokens() - usage.cachedInputTokens();
-		return micros(uncached * this.inputPerMillion + usage.cachedInputTokens() * this.cachedInputPerMillion
-				+ usage.outputTokens() * this.outputPerMillion);
+		return uncached * this.inputPerMillion + usage.cachedInputTokens() * this.cachedInputPerMillion
+				+ usage.outputTokens() * this.outputPerMillion;
 	}
 
 	private static long micros(double amount) {

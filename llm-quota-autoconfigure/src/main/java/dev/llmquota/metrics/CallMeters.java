@@ -111,7 +111,7 @@ final class CallMeters extends EngineMeterBinder {
 					.description("What calls cost, from their usage and the model's prices")
 					.tags(LlmQuotaMetrics.tags(pool))
 					.register(this.registry)
-					.increment(cost.micros(usage) / 1e6);
+					.increment(cost.exactMicros(usage) / 1e6);
 			}
 			Counter.builder(LlmQuotaMetrics.OUTPUT_RESERVED)
 				.description("Output tokens reserved at admission by calls that reported usage")

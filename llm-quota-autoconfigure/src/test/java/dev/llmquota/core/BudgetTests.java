@@ -132,4 +132,25 @@ class BudgetTests {
 		assertThat(spend(engine)).isEqualTo(13);
 	}
 
+	/**
+	 * An embedding model at 0.02 per million tokens, each call embedding 10 tokens: 0.2
+	 * millionths a call. A thousand calls cost 200 millionths, not a thousand: the books
+	 * round the running total up, never each call.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void manySmallCheapCallsAreChargedWhatTheyCostNotAMillionthEach(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.accounting(new Accounting(true, true, true, 1, new Cost(0.02, 0, 0.02)))
+			.account(limits(BUDGET_PER_DAY, 1_000_000))
+			.model("text-embedding-3-small", limits())
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "text-embedding-3-small");
+		for (int i = 0; i < 1_000; i++) {
+			Calls.acquire(engine, pool, new Demand(10, 0)).permit().complete(new Usage(10, 0, 0));
+		}
+		long spent = 1_000_000 - engine.snapshot(pool).bucket(BucketSpec.Scope.ACCOUNT, BUDGET_PER_DAY).remaining();
+		assertThat(spent).as("millionths spent by 1,000 calls of 0.2 millionths each").isBetween(200L, 201L);
+	}
+
 }

@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.BooleanSupplier;
 
 import com.anthropic.core.RequestOptions;
 import com.anthropic.core.http.Headers;
@@ -79,6 +80,10 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 
 		@Override
 		public HttpResponse execute(HttpRequest request, RequestOptions options) {
+			return execute(request, options, null);
+		}
+
+		private HttpResponse execute(HttpRequest request, RequestOptions options, BooleanSupplier cancelled) {
 			URI uri = uri(request);
 			ProviderEntry entry = entry(request, uri);
 			if (entry == null) {
@@ -100,7 +105,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 			try {
 				return LlmQuotaAnthropicInterceptor.this.calls.exchange(plan,
 						LlmQuotaAnthropicInterceptor.this.calls.deadline(plan, null),
-						new Exchange(this.client, buffered, options));
+						new Exchange(this.client, buffered, options, cancelled));
 			}
 			catch (IOException ex) {
 				throw new UncheckedIOException(ex);
@@ -115,7 +120,22 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 			// the admission wait and the attempt, off the caller's thread; the
 			// exception of a call llm-quota does not admit fails the future,
 			// which the SDK does not retry
-			return CompletableFuture.supplyAsync(() -> execute(request, options), ADMISSIONS);
+			CompletableFuture<HttpResponse> result = new CompletableFuture<>();
+			ADMISSIONS.execute(() -> {
+				try {
+					// a call cancelled before it is sent is given back whole, not sent
+					HttpResponse response = execute(request, options, result::isCancelled);
+					if (!result.complete(response)) {
+						// cancelled meanwhile: nobody will read it, and closing it ends
+						// the call
+						response.close();
+					}
+				}
+				catch (RuntimeException | Error ex) {
+					result.completeExceptionally(ex);
+				}
+			});
+			return result;
 		}
 
 		@Override
@@ -169,10 +189,18 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 
 		private final RequestOptions options;
 
-		Exchange(HttpClient client, HttpRequest request, RequestOptions options) {
+		private final BooleanSupplier cancelled;
+
+		Exchange(HttpClient client, HttpRequest request, RequestOptions options, BooleanSupplier cancelled) {
 			this.client = client;
 			this.request = request;
 			this.options = options;
+			this.cancelled = cancelled;
+		}
+
+		@Override
+		public BooleanSupplier cancellation() {
+			return this.cancelled;
 		}
 
 		@Override

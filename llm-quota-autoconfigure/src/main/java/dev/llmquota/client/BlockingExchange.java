@@ -73,15 +73,17 @@ public interface BlockingExchange<R> {
 	R follow(R response, GovernedCall call);
 
 	/**
-	 * Returns a refusal to hand to the caller as the provider sent it: llm-quota has
-	 * decided, and a client's own retry must not run its attempts again, so the stack
-	 * marks it {@code x-should-retry: false}, or hands a client that would retry it a
-	 * failure it does not retry.
+	 * Returns a refusal to hand to the caller as the provider sent it. Where llm-quota
+	 * decided (its pool enforces), a client's own retry must not run its attempts again:
+	 * the stack marks it {@code x-should-retry: false}, or hands a client that would
+	 * retry it a failure it does not retry. In shadow mode nothing is decided in the
+	 * client's place, and the answer goes as it came.
 	 * @param response the refusal, already read and closed
 	 * @param body its bytes
+	 * @param decided whether llm-quota decided (and made its attempts)
 	 * @return the answer to hand to the caller
 	 */
-	R passOn(R response, byte[] body);
+	R passOn(R response, byte[] body, boolean decided);
 
 	/**
 	 * Ends a call that llm-quota fails after the provider answered (no attempt is left,

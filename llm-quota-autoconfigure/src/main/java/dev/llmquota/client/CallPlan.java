@@ -61,7 +61,17 @@ public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEs
 	 * @return whether it is
 	 */
 	public boolean retriedByClient(int status) {
-		return this.pool.spec().mode() == Mode.ENFORCE && (status == 429 || status >= 500);
+		return enforced() && (status == 429 || status >= 500);
+	}
+
+	/**
+	 * Returns whether llm-quota decides the call's refusals (retries, fails, hands them
+	 * on marked not to be retried again): its pool enforces. In shadow mode a refusal
+	 * reaches the caller as it came, for the client's own retry, if any.
+	 * @return whether it decides
+	 */
+	public boolean enforced() {
+		return this.pool.spec().mode() == Mode.ENFORCE;
 	}
 
 	/**

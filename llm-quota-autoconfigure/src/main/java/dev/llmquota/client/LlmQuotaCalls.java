@@ -575,7 +575,7 @@ public final class LlmQuotaCalls {
 			return exchange.failAfterAnswer(response, refusal, outcome.failure());
 		}
 		if (outcome.action() == Outcome.Action.PASS) {
-			return exchange.passOn(response, refusal);
+			return exchange.passOn(response, refusal, plan.enforced());
 		}
 		throw RetryPolicy.RetryAfter.of(outcome);
 	}

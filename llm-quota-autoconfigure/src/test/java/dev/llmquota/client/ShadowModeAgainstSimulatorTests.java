@@ -1,5 +1,19 @@
 package dev.llmquota.client;
 
+import java.util.Map;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.ai.retry.RetryUtils;
+import org.springframework.ai.retry.TransientAiException;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.retry.RetryPolicy;
+import org.springframework.core.retry.RetryTemplate;
+import org.springframework.http.MediaType;
+import org.springframework.web.client.ResponseErrorHandler;
+import org.springframework.web.client.RestClient;
+
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -11,6 +25,7 @@ import reactor.core.publisher.Mono;
 import org.springframework.web.reactive.function.client.WebClientResponseException;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -53,6 +68,52 @@ class ShadowModeAgainstSimulatorTests {
 					.isGreaterThan(20);
 			});
 		}
+	}
+
+	/**
+	 * Where llm-quota decides nothing (shadow mode, {@code mode: off}), a refusal reaches
+	 * a client that retries by itself unmarked, and its retry runs as without llm-quota:
+	 * Spring AI's error handler (which llm-quota wraps) and retry template, as its Ollama
+	 * model calls.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "shadow", "off" })
+	void aClientsOwnRetryRunsWhereLlmQuotaDecidesNothing(String mode) {
+		try (LoopbackServer server = new LoopbackServer(503, Map.of("content-type", "application/json"),
+				"{\"error\":{\"message\":\"Overloaded\"}}");
+				GovernedApp app = GovernedApp.startWith(SpringAiHandler.class,
+						"llm.quota.providers.openai.base-url=" + server.baseUrl(),
+						"llm.quota.providers.openai.dialect=openai", "llm.quota.providers.openai.mode=" + mode,
+						"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
+						"llm.quota.retry.initial-backoff=10ms", "llm.quota.retry.max-backoff=20ms")) {
+			RestClient client = app.context()
+				.getBean(RestClient.Builder.class)
+				.defaultStatusHandler(app.context().getBean(ResponseErrorHandler.class))
+				.build();
+			RetryTemplate retry = new RetryTemplate(RetryPolicy.builder()
+				.maxRetries(3)
+				.includes(TransientAiException.class)
+				.delay(Duration.ofMillis(10))
+				.build());
+			assertThatException().isThrownBy(() -> retry.execute(() -> client.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.body("{\"model\":\"gpt-4o\",\"max_tokens\":50,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}")
+				.retrieve()
+				.body(String.class)));
+			assertThat(server.requests()).as("Spring AI's attempts, as without llm-quota").hasSize(4);
+		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class SpringAiHandler {
+
+		/** Spring AI's own handler, as its retry auto-configuration defines it. */
+		@Bean
+		ResponseErrorHandler responseErrorHandler() {
+			return RetryUtils.DEFAULT_RESPONSE_ERROR_HANDLER;
+		}
+
 	}
 
 }

@@ -242,16 +242,17 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 		}
 
 		@Override
-		public HttpResponse passOn(HttpResponse response, byte[] body) {
+		public HttpResponse passOn(HttpResponse response, byte[] body, boolean decided) {
 			// the SDK must not retry what llm-quota has already classified
-			return new Answer(response, response.headers().toBuilder().replace("x-should-retry", "false").build(),
+			return new Answer(response, decided
+					? response.headers().toBuilder().replace("x-should-retry", "false").build() : response.headers(),
 					new ByteArrayInputStream(body));
 		}
 
 		@Override
 		public HttpResponse failAfterAnswer(HttpResponse response, byte[] body, RuntimeException failure) {
 			// the provider answered: its answer, which the SDK will not retry, naming why
-			Answer answer = (Answer) passOn(response, body);
+			Answer answer = (Answer) passOn(response, body, true);
 			return new Answer(response,
 					answer.headers().toBuilder().replace(EXCEPTION_HEADER, failure.getClass().getSimpleName()).build(),
 					answer.body());

@@ -254,7 +254,7 @@ public final class LlmQuotaAwsHttpClients {
 		}
 
 		@Override
-		public HttpExecuteResponse passOn(HttpExecuteResponse response, byte[] body) {
+		public HttpExecuteResponse passOn(HttpExecuteResponse response, byte[] body, boolean decided) {
 			int status = response.httpResponse().statusCode();
 			if (this.plan.retriedByClient(status)) {
 				throw answeredAfterOurAttempts(status, body);

@@ -325,7 +325,7 @@ final class LlmQuotaHttpClient implements HttpClient {
 		}
 
 		@Override
-		public Answer passOn(Answer answer, byte[] body) {
+		public Answer passOn(Answer answer, byte[] body, boolean decided) {
 			return new Answer(answer.status(), answer.headers(), new ByteArrayInputStream(body));
 		}
 

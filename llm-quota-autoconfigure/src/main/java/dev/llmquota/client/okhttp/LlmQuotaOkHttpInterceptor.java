@@ -196,20 +196,18 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 			}
 
 			@Override
-			public Response passOn(Response response, byte[] refusal) {
+			public Response passOn(Response response, byte[] refusal, boolean decided) {
 				ResponseBody original = response.body();
 				MediaType type = (original != null) ? original.contentType() : null;
+				Response.Builder passed = response.newBuilder().body(ResponseBody.create(refusal, type));
 				// the SDK must not retry what llm-quota has already classified
-				return response.newBuilder()
-					.header("x-should-retry", "false")
-					.body(ResponseBody.create(refusal, type))
-					.build();
+				return decided ? passed.header("x-should-retry", "false").build() : passed.build();
 			}
 
 			@Override
 			public Response failAfterAnswer(Response response, byte[] refusal, RuntimeException failure) {
 				// the provider answered: its answer, which the SDK will not retry
-				return passOn(response, refusal).newBuilder()
+				return passOn(response, refusal, true).newBuilder()
 					.header(EXCEPTION_HEADER, failure.getClass().getSimpleName())
 					.build();
 			}

@@ -98,13 +98,16 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 			}
 
 			@Override
-			public ClientHttpResponse passOn(ClientHttpResponse response, byte[] refusal) {
+			public ClientHttpResponse passOn(ClientHttpResponse response, byte[] refusal, boolean decided) {
 				try {
 					HttpHeaders headers = new HttpHeaders();
 					headers.addAll(response.getHeaders());
-					// as on every stack: a client that retries by itself must not run
-					// llm-quota's attempts again (Spring AI's error handler reads it)
-					headers.set("x-should-retry", "false");
+					if (decided) {
+						// as on every stack: a client that retries by itself must not
+						// run llm-quota's attempts again (Spring AI's error handler
+						// reads it)
+						headers.set("x-should-retry", "false");
+					}
 					return new Buffered(response.getStatusCode(), response.getStatusText(), headers, refusal);
 				}
 				catch (IOException ex) {

@@ -154,16 +154,22 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				return switch (outcome.action()) {
 					case RETRY -> Mono.error(RetryPolicy.RetryAfter.of(outcome));
 					case FAIL -> Mono.error(outcome.failure());
-					// the bytes read stand in for the body, not subscribed again; marked
-					// as on every stack, so a client's own retry does not run llm-quota's
-					// attempts again
-					case PASS -> Mono.just(response.mutate()
-						.headers((passed) -> passed.set("x-should-retry", "false"))
-						.body((read) -> Flux
-							.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes))))
-						.build());
+					// the bytes read stand in for the body, not subscribed again
+					case PASS -> Mono.just(passOn(response, call,
+							Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes)))));
 				};
 			});
+	}
+
+	/**
+	 * A refusal handed on with the body given: marked not to be retried again where
+	 * llm-quota decided, as on every stack, so a client's own retry does not run its
+	 * attempts again; in shadow mode as it came.
+	 */
+	private static ClientResponse passOn(ClientResponse response, GovernedCall call, Flux<DataBuffer> body) {
+		ClientResponse.Builder passed = response.mutate().body((ignored) -> body);
+		return call.plan().enforced() ? passed.headers((headers) -> headers.set("x-should-retry", "false")).build()
+				: passed.build();
 	}
 
 	/**
@@ -183,10 +189,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				}
 				Outcome outcome = this.calls.refusedInStream(call, head, headers, attempt, deadline);
 				if (outcome.action() == Outcome.Action.PASS) {
-					return Mono.just(response.mutate()
-						.headers((passed) -> passed.set("x-should-retry", "false"))
-						.body((ignored) -> body)
-						.build());
+					return Mono.just(passOn(response, call, body));
 				}
 				// the refused stream ends soon after its refusal: drain it, give its
 				// buffers back

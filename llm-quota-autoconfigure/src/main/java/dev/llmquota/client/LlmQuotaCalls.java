@@ -553,6 +553,11 @@ public final class LlmQuotaCalls {
 			if (failure != null) {
 				throw failure;
 			}
+			if (plan.enforced()) {
+				// its status and headers, marked: an I/O error would be retried by a
+				// client's own retry, running llm-quota's attempts again
+				return exchange.passOn(response, new byte[0], true);
+			}
 			throw ex;
 		}
 		Outcome outcome;
@@ -591,7 +596,9 @@ public final class LlmQuotaCalls {
 	 * @param attempt the attempt's number, from 1
 	 * @param deadline the monotonic time by which the call must be admitted
 	 * @return what to throw for it: the retry or the contract exception its status and
-	 * headers call for, or {@code null} to hand the caller the read's own failure
+	 * headers call for, or {@code null} to hand it on (its status and headers, no body,
+	 * marked not to be retried where llm-quota decides; in shadow mode the read's own
+	 * failure, as it came)
 	 */
 	public RuntimeException unreadRefusal(GovernedCall call, int status, HeaderLookup headers, int attempt,
 			long deadline) {

@@ -1,5 +1,6 @@
 package dev.llmquota.client;
 
+import java.io.IOException;
 import java.time.Duration;
 
 import dev.llmquota.RateLimitedException;
@@ -11,10 +12,13 @@ import dev.llmquota.core.QuotaState;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
+import okhttp3.Response;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.http.MediaType;
+import org.springframework.web.client.HttpServerErrorException;
+import org.springframework.web.reactive.function.client.WebClientResponseException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -53,6 +57,55 @@ class BrokenRefusalTests {
 		}
 	}
 
+	/**
+	 * An overload whose body drops on every attempt: after llm-quota's attempts its
+	 * status and headers reach the caller, marked not to be retried, as an overload read
+	 * whole does; never an I/O error a client's own retry (Spring AI's, an SDK's) would
+	 * retry.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "RestClient", "WebClient", "OkHttp" })
+	void anOverloadWhoseBodyDropsReachesTheCallerMarkedAfterLlmQuotasAttempts(String client) {
+		try (FaultyServer server = new FaultyServer();
+				GovernedApp app = GovernedApp.start("llm.quota.providers.openai.base-url=" + server.baseUrl(),
+						"llm.quota.providers.openai.dialect=openai",
+						"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600",
+						"llm.quota.retry.max-attempts=2", "llm.quota.retry.initial-backoff=10ms",
+						"llm.quota.retry.max-backoff=20ms")) {
+			server.failAt(FaultyServer.Stage.OVERLOAD_BODY);
+			String url = server.baseUrl() + "/v1/chat/completions";
+			switch (client) {
+				case "RestClient" -> assertThatException().isThrownBy(() -> call(app, client, url))
+					.isInstanceOfSatisfying(HttpServerErrorException.ServiceUnavailable.class,
+							(ex) -> assertThat(ex.getResponseHeaders().getFirst("x-should-retry")).isEqualTo("false"));
+				case "WebClient" -> assertThatException().isThrownBy(() -> call(app, client, url))
+					.isInstanceOfSatisfying(WebClientResponseException.ServiceUnavailable.class,
+							(ex) -> assertThat(ex.getHeaders().getFirst("x-should-retry")).isEqualTo("false"));
+				default -> {
+					try (Response answer = okHttp(app).newCall(okHttpRequest(url)).execute()) {
+						assertThat(answer.code()).isEqualTo(503);
+						assertThat(answer.header("x-should-retry")).isEqualTo("false");
+					}
+					catch (IOException ex) {
+						throw new AssertionError("an I/O error the SDK would retry", ex);
+					}
+				}
+			}
+			assertThat(app.engine().accounts().stream().mapToInt(app.engine()::inFlight).sum()).isZero();
+		}
+	}
+
+	private static OkHttpClient okHttp(GovernedApp app) {
+		return new OkHttpClient.Builder().addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
+			.build();
+	}
+
+	private static Request okHttpRequest(String url) {
+		return new Request.Builder().url(url)
+			.post(RequestBody.create(BODY, okhttp3.MediaType.get("application/json")))
+			.build();
+	}
+
 	private static void call(GovernedApp app, String client, String url) throws Exception {
 		switch (client) {
 			case "RestClient" -> app.restClient()
@@ -70,13 +123,7 @@ class BrokenRefusalTests {
 				.retrieve()
 				.bodyToMono(String.class)
 				.block(Duration.ofSeconds(30));
-			default -> new OkHttpClient.Builder().addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
-				.build()
-				.newCall(new Request.Builder().url(url)
-					.post(RequestBody.create(BODY, okhttp3.MediaType.get("application/json")))
-					.build())
-				.execute()
-				.close();
+			default -> okHttp(app).newCall(okHttpRequest(url)).execute().close();
 		}
 	}
 

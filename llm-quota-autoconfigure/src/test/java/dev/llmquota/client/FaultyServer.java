@@ -56,7 +56,10 @@ final class FaultyServer implements AutoCloseable {
 		 * A 429 naming its wait ({@code retry-after: 20}) announces its body's length,
 		 * sends half of it, and closes.
 		 */
-		REFUSAL_BODY
+		REFUSAL_BODY,
+
+		/** A 503 announces its body's length, sends half of it, and closes. */
+		OVERLOAD_BODY
 
 	}
 
@@ -121,6 +124,9 @@ final class FaultyServer implements AutoCloseable {
 				case REFUSAL_BODY -> write(out, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
 						+ "retry-after: 20\r\nContent-Length: 200\r\n\r\n{\"error\":{\"message\":\"Rate limit reached for"
 						+ " gpt-4o on requests per min (RPM)");
+				case OVERLOAD_BODY ->
+					write(out, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+							+ "Content-Length: 200\r\n\r\n{\"error\":{\"message\":\"Overloa");
 				case MID_STREAM -> write(out,
 						"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 								+ chunk("data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n")

@@ -72,7 +72,7 @@ class RestClientFaultTests {
 		Account account = engine.accounts().iterator().next();
 		for (int i = 0; i < CALLS; i++) {
 			String name = names.get(random.nextInt(names.size()));
-			// a broken refusal holds the pool for its wait: BrokenRefusalTests
+			// broken refusals: BrokenRefusalTests
 			FaultyServer.Stage stage = FaultyServer.Stage.values()[random
 				.nextInt(FaultyServer.Stage.REFUSAL_BODY.ordinal())];
 			boolean refused = random.nextInt(8) == 0;

@@ -135,11 +135,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 				return bytes;
 			})
 			.defaultIfEmpty(new byte[0])
-			.onErrorResume((ex) -> {
-				RuntimeException failure = this.calls.unreadRefusal(call, status,
-						response.headers().asHttpHeaders()::getFirst, attempt, deadline);
-				return Mono.error((failure != null) ? failure : ex);
-			})
+			.onErrorMap(Unread::new)
 			.doOnCancel(call::onAbort)
 			.flatMap((bytes) -> {
 				Outcome outcome;
@@ -158,7 +154,28 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 					case PASS -> Mono.just(passOn(response, call,
 							Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(bytes)))));
 				};
+			})
+			.onErrorResume(Unread.class, (unread) -> {
+				RuntimeException failure = this.calls.unreadRefusal(call, status,
+						response.headers().asHttpHeaders()::getFirst, attempt, deadline);
+				if (failure == null && call.plan().enforced()) {
+					// its status and headers, marked, rather than an error a client's
+					// own retry would retry
+					return Mono.just(passOn(response, call, Flux.empty()));
+				}
+				return Mono.error((failure != null) ? failure : unread.getCause());
 			});
+	}
+
+	/**
+	 * A refusal's body that could not be read, told apart from what its reading decided.
+	 */
+	private static final class Unread extends RuntimeException {
+
+		Unread(Throwable cause) {
+			super(cause.getMessage(), cause, false, false);
+		}
+
 	}
 
 	/**

@@ -76,12 +76,12 @@ public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEs
 
 	/**
 	 * Returns how often one attempt may move off a target that says its quota is spent:
-	 * once per target of its route (a target whose spent mark does not hold, its reset
-	 * being now, is not tried again and again); never off a route.
+	 * to each other target of its route once (a target that said so is not chosen for the
+	 * call again, even when a reset of now leaves it unmarked); never off a route.
 	 * @return the most moves
 	 */
 	public int moves() {
-		return (this.route != null) ? this.route.route().targets().size() : 0;
+		return (this.route != null) ? this.route.route().targets().size() - 1 : 0;
 	}
 
 	/**

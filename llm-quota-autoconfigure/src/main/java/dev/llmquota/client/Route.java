@@ -124,14 +124,17 @@ public final class Route {
 			CallPlan plan = call.planFor(target);
 			Pool pool = plan.pool();
 			Headroom headroom = this.engine.headroom(pool, plan.demand(), plan.priority());
+			// spent, as the books say or as it told this call (a reset of now leaves it
+			// unmarked in the books)
+			boolean spent = headroom.never() || call.saidSpent(target);
 			long wait = headroom.waitNanos();
 			target.untrusted = !trusted(pool);
 			boolean probeOut = target.untrusted && target.probing();
-			if (probeOut && !headroom.never()) {
+			if (probeOut && !spent) {
 				// free once its probe ends
 				wait = Math.max(wait, pool.latencyNanos());
 			}
-			String skipped = headroom.never() ? "quota spent (" + QuotaState.EXHAUSTED + ")"
+			String skipped = spent ? "quota spent (" + QuotaState.EXHAUSTED + ")"
 					: (wait > leftNanos)
 							? ((wait > headroom.waitNanos()) ? PROBING : headroom.binding()) + " for "
 									+ DurationText.of(Duration.ofNanos(wait)) + ", past the call's max-wait"
@@ -139,9 +142,9 @@ public final class Route {
 			target.skipped = skipped;
 			waits[i] = wait;
 			bindings[i] = (wait > headroom.waitNanos()) ? PROBING : headroom.binding();
-			if (headroom.never() || wait > leftNanos) {
+			if (spent || wait > leftNanos) {
 				why.append((why.length() > 0) ? "; " : "").append(target).append(": ").append(skipped);
-				soonest = headroom.never() ? soonest : Math.min(soonest, wait);
+				soonest = spent ? soonest : Math.min(soonest, wait);
 				continue;
 			}
 			if (!target.spillOver() && wait < primaryWait) {

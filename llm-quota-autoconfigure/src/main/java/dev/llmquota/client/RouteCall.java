@@ -44,6 +44,11 @@ final class RouteCall {
 	/** The target of the attempt admitted last. */
 	private volatile Route.Target current;
 
+	/**
+	 * The targets that told this call their quota is spent: never chosen for it again.
+	 */
+	private final boolean[] spent;
+
 	/** Makes one target's plan from its request, as any call's. */
 	interface Planner {
 
@@ -62,6 +67,7 @@ final class RouteCall {
 		// the target names the model, not the caller
 		this.attributes = (name) -> LlmQuota.MODEL.equals(name) ? null : attributes.apply(name);
 		this.plans = new CallPlan[route.targets().size()];
+		this.spent = new boolean[route.targets().size()];
 	}
 
 	Route route() {
@@ -164,7 +170,17 @@ final class RouteCall {
 		Route.Target target = this.current;
 		if (target != null) {
 			target.refused(spent);
+			if (spent) {
+				synchronized (this) {
+					this.spent[this.route.targets().indexOf(target)] = true;
+				}
+			}
 		}
+	}
+
+	/** Whether a target told this call its quota is spent. */
+	synchronized boolean saidSpent(Route.Target target) {
+		return this.spent[this.route.targets().indexOf(target)];
 	}
 
 	/** The plan of the attempt just admitted. */

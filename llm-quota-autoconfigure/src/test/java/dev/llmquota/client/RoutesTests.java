@@ -433,8 +433,8 @@ class RoutesTests {
 			.post(RequestBody.create(body("gpt-4o", false), okhttp3.MediaType.get("application/json")))
 			.build();
 		assertThatThrownBy(() -> restCall(app)).as("RestClient").isInstanceOf(QuotaExhaustedException.class);
-		assertThat(first.requests().size() + second.requests().size()).as("requests of one call")
-			.isLessThanOrEqualTo(3);
+		assertThat(List.of(first.requests().size(), second.requests().size())).as("requests of one call, by target")
+			.containsExactly(1, 1);
 		assertThatThrownBy(() -> app.webClient()
 			.post()
 			.uri(LlmQuota.route("gpt4o") + CHAT)
@@ -449,8 +449,25 @@ class RoutesTests {
 			assertThat(answer.header("x-should-retry")).isEqualTo("false");
 			assertThat(answer.header("x-llm-quota-exception")).isEqualTo("QuotaExhaustedException");
 		}
-		assertThat(first.requests().size() + second.requests().size()).as("requests of four calls")
-			.isLessThanOrEqualTo(12);
+		assertThat(List.of(first.requests().size(), second.requests().size())).as("requests of four calls, by target")
+			.containsExactly(4, 4);
+		// a target with quota behind the spent one: the call moves there, once
+		second.answer(200, Map.of("Content-Type", "application/json"),
+				"{\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":5}}");
+		restCall(app);
+		assertThat(List.of(first.requests().size(), second.requests().size())).containsExactly(5, 5);
+	}
+
+	@Test
+	void aOneTargetRouteAsksItsSpentTargetOnce() {
+		Map<String, String> headers = Map.of("Content-Type", "application/json", "retry-after", "0");
+		LoopbackServer only = track(new LoopbackServer(429, headers,
+				"{\"error\":{\"message\":\"Rate limit reached for gpt-4o on requests per day (RPD)\",\"type\":"
+						+ "\"requests\",\"code\":\"rate_limit_exceeded\"}}"));
+		GovernedApp app = app(entry("only", only.baseUrl(), "openai", "models.gpt-4o.requests-per-minute=6000"),
+				target(0, "only", "gpt-4o"));
+		assertThatThrownBy(() -> restCall(app)).isInstanceOf(QuotaExhaustedException.class);
+		assertThat(only.requests()).hasSize(1);
 	}
 
 	@Test

@@ -454,10 +454,9 @@ public final class LlmQuotaAwsHttpClients {
 				})
 					.map(ByteArrayOutputStream::toByteArray)
 					.defaultIfEmpty(new byte[0])
-					.subscribe(this::refused, (error) -> {
-						this.call.onAbort();
-						settle(error);
-					});
+					// a refusal whose body could not be read is decided by its status
+					// and headers alone, as on every stack
+					.subscribe(this::refused, (error) -> refused(new byte[0]));
 			}
 
 			private void refused(byte[] body) {

@@ -4,11 +4,15 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import dev.llmquota.client.aws.LlmQuotaAwsHttpClients;
+import dev.llmquota.test.simulator.Fault;
+import dev.llmquota.test.simulator.RequestRecord;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -22,6 +26,7 @@ import software.amazon.awssdk.http.async.SdkAsyncHttpResponseHandler;
 import software.amazon.awssdk.http.async.SdkHttpContentPublisher;
 import tools.jackson.databind.json.JsonMapper;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
 import static org.awaitility.Awaitility.await;
 
@@ -41,44 +46,7 @@ class AwsAsyncFailureTests {
 			SdkAsyncHttpClient governed = provider.app.context()
 				.getBean(LlmQuotaAwsHttpClients.class)
 				.govern(new HeadersThenDrop());
-			byte[] json = JsonMapper.shared()
-				.writeValueAsBytes(provider.dialect.body(SimulatedProvider.MODEL, 10, false, "Hi."));
-			CompletableFuture<Void> result = governed.execute(AsyncExecuteRequest.builder()
-				.request(SdkHttpRequest.builder()
-					.method(SdkHttpMethod.POST)
-					.uri(URI
-						.create(provider.simulator.baseUrl() + provider.dialect.path(SimulatedProvider.MODEL, false)))
-					.putHeader("Content-Type", "application/json")
-					.build())
-				.requestContentPublisher(new SdkHttpContentPublisher() {
-
-					@Override
-					public Optional<Long> contentLength() {
-						return Optional.of((long) json.length);
-					}
-
-					@Override
-					public void subscribe(Subscriber<? super ByteBuffer> subscriber) {
-						Flux.just(ByteBuffer.wrap(json)).subscribe(subscriber);
-					}
-
-				})
-				.responseHandler(new SdkAsyncHttpResponseHandler() {
-
-					@Override
-					public void onHeaders(SdkHttpResponse headers) {
-					}
-
-					@Override
-					public void onStream(Publisher<ByteBuffer> stream) {
-					}
-
-					@Override
-					public void onError(Throwable error) {
-					}
-
-				})
-				.build());
+			CompletableFuture<Void> result = governed.execute(request(provider, new Ignoring()));
 			assertThatException().isThrownBy(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
 				.withCauseInstanceOf(IOException.class);
 			await().atMost(PATIENCE).until(() -> provider.pool().stats().inFlightCalls() == 0);
@@ -86,12 +54,99 @@ class AwsAsyncFailureTests {
 	}
 
 	/**
-	 * A client over the JDK's that calls the simulator, hands the answer's headers on,
-	 * then reports a dropped connection through its future only.
+	 * A 429 whose body fails to read: decided by its status and headers, as on every
+	 * stack, so the call is retried after the provider's wait and then answered.
+	 */
+	@Test
+	void aRefusalWhoseBodyFailsIsDecidedByItsStatusAndHeaders() throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.BEDROCK, (sim) -> {
+		}, "llm.quota.headroom=1.0", "llm.quota.retry.initial-backoff=10ms")) {
+			provider.simulator.faults().rateLimitWait(Duration.ofMillis(200)).next(Fault.RATE_LIMITED);
+			SdkAsyncHttpClient governed = provider.app.context()
+				.getBean(LlmQuotaAwsHttpClients.class)
+				.govern(new HeadersThenDrop(true));
+			List<Integer> statuses = new CopyOnWriteArrayList<>();
+			governed.execute(request(provider, new Ignoring() {
+
+				@Override
+				public void onHeaders(SdkHttpResponse headers) {
+					statuses.add(headers.statusCode());
+				}
+
+				@Override
+				public void onStream(Publisher<ByteBuffer> stream) {
+					Flux.from(stream).subscribe();
+				}
+
+			})).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			assertThat(provider.simulator.requestLog().records()).extracting(RequestRecord::status)
+				.containsExactly(429, 200);
+			assertThat(statuses).as("what the SDK saw").containsExactly(200);
+			await().atMost(PATIENCE).until(() -> provider.pool().stats().inFlightCalls() == 0);
+		}
+	}
+
+	private static AsyncExecuteRequest request(SimulatedProvider provider, SdkAsyncHttpResponseHandler handler) {
+		byte[] json = JsonMapper.shared()
+			.writeValueAsBytes(provider.dialect.body(SimulatedProvider.MODEL, 10, false, "Hi."));
+		return AsyncExecuteRequest.builder()
+			.request(SdkHttpRequest.builder()
+				.method(SdkHttpMethod.POST)
+				.uri(URI.create(provider.simulator.baseUrl() + provider.dialect.path(SimulatedProvider.MODEL, false)))
+				.putHeader("Content-Type", "application/json")
+				.build())
+			.requestContentPublisher(new SdkHttpContentPublisher() {
+
+				@Override
+				public Optional<Long> contentLength() {
+					return Optional.of((long) json.length);
+				}
+
+				@Override
+				public void subscribe(Subscriber<? super ByteBuffer> subscriber) {
+					Flux.just(ByteBuffer.wrap(json)).subscribe(subscriber);
+				}
+
+			})
+			.responseHandler(handler)
+			.build();
+	}
+
+	/** The SDK's handler, reading nothing. */
+	private static class Ignoring implements SdkAsyncHttpResponseHandler {
+
+		@Override
+		public void onHeaders(SdkHttpResponse headers) {
+		}
+
+		@Override
+		public void onStream(Publisher<ByteBuffer> stream) {
+		}
+
+		@Override
+		public void onError(Throwable error) {
+		}
+
+	}
+
+	/**
+	 * A client over the JDK's that calls the simulator and hands the answer's headers on;
+	 * then either reports a dropped connection through its future only, or, with
+	 * {@code refusalsOnly}, breaks the body of a refusal and hands a success on whole.
 	 */
 	private static final class HeadersThenDrop implements SdkAsyncHttpClient {
 
 		private final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+
+		private final boolean refusalsOnly;
+
+		HeadersThenDrop() {
+			this(false);
+		}
+
+		HeadersThenDrop(boolean refusalsOnly) {
+			this.refusalsOnly = refusalsOnly;
+		}
 
 		@Override
 		public CompletableFuture<Void> execute(AsyncExecuteRequest request) {
@@ -103,7 +158,7 @@ class AwsAsyncFailureTests {
 				byte[] joined = java.util.Arrays.copyOf(all, all.length + more.length);
 				System.arraycopy(more, 0, joined, all.length, more.length);
 				return joined;
-			}).block(PATIENCE);
+			}).toFuture().join(); // the request's publisher is llm-quota's bytes: at once
 			java.net.http.HttpRequest.Builder sent = java.net.http.HttpRequest.newBuilder(request.request().getUri())
 				.POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(body));
 			request.request().forEachHeader((name, values) -> {
@@ -111,14 +166,22 @@ class AwsAsyncFailureTests {
 					values.forEach((value) -> sent.header(name, value));
 				}
 			});
-			return this.http.sendAsync(sent.build(), java.net.http.HttpResponse.BodyHandlers.discarding())
+			return this.http.sendAsync(sent.build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray())
 				.thenCompose((response) -> {
 					request.responseHandler()
 						.onHeaders(SdkHttpResponse.builder()
 							.statusCode(response.statusCode())
 							.headers(response.headers().map())
 							.build());
-					return CompletableFuture.failedFuture(new IOException("Connection reset"));
+					if (!this.refusalsOnly) {
+						return CompletableFuture.failedFuture(new IOException("Connection reset"));
+					}
+					if (response.statusCode() >= 400) {
+						request.responseHandler().onStream(Flux.error(new IOException("Connection reset")));
+						return CompletableFuture.failedFuture(new IOException("Connection reset"));
+					}
+					request.responseHandler().onStream(Flux.just(ByteBuffer.wrap(response.body())));
+					return CompletableFuture.completedFuture(null);
 				});
 		}
 

@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.llmquota.client.aws.LlmQuotaAwsHttpClients;
 import dev.llmquota.test.simulator.Fault;
@@ -82,6 +83,41 @@ class AwsAsyncFailureTests {
 			assertThat(provider.simulator.requestLog().records()).extracting(RequestRecord::status)
 				.containsExactly(429, 200);
 			assertThat(statuses).as("what the SDK saw").containsExactly(200);
+			await().atMost(PATIENCE).until(() -> provider.pool().stats().inFlightCalls() == 0);
+		}
+	}
+
+	/**
+	 * The SDK gives up on a call in flight (its attempt timeout) by failing the future
+	 * the governed client returned, as it fails an HTTP client's own: the attempt below
+	 * is ended too (a real client aborts its request), and the call gives its slot back.
+	 */
+	@Test
+	void theSdkGivingUpOnACallInFlightEndsItsAttempt() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.BEDROCK, (sim) -> {
+		}, "llm.quota.headroom=1.0", "models.test-model.concurrent-requests=1")) {
+			AtomicReference<CompletableFuture<Void>> attempt = new AtomicReference<>();
+			SdkAsyncHttpClient hanging = new SdkAsyncHttpClient() {
+
+				@Override
+				public CompletableFuture<Void> execute(AsyncExecuteRequest request) {
+					// sent, and no answer yet
+					attempt.set(new CompletableFuture<>());
+					return attempt.get();
+				}
+
+				@Override
+				public void close() {
+				}
+
+			};
+			CompletableFuture<Void> result = provider.app.context()
+				.getBean(LlmQuotaAwsHttpClients.class)
+				.govern(hanging)
+				.execute(request(provider, new Ignoring()));
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 1);
+			result.completeExceptionally(new IOException("API call attempt timed out"));
+			assertThat(attempt.get()).as("the HTTP client's attempt once the SDK gave up").isDone();
 			await().atMost(PATIENCE).until(() -> provider.pool().stats().inFlightCalls() == 0);
 		}
 	}

@@ -397,7 +397,17 @@ public final class LlmQuotaAwsHttpClients {
 						.fullDuplex(this.request.fullDuplex())
 						.httpExecutionAttributes(this.request.httpExecutionAttributes());
 					this.request.metricCollector().ifPresent(sent::metricCollector);
-					this.client.execute(sent.build()).whenComplete((ignored, error) -> handler.ended(error));
+					CompletableFuture<Void> sending = this.client.execute(sent.build());
+					sending.whenComplete((ignored, error) -> handler.ended(error));
+					// the SDK gives up on a call in flight (its attempt timeout) by
+					// failing
+					// this future, as it fails an HTTP client's own: the attempt below is
+					// failed alike (a real client aborts its request), and so ends
+					this.result.whenComplete((ignored, error) -> {
+						if (error != null && !sending.isDone()) {
+							sending.completeExceptionally(error);
+						}
+					});
 				}, (error) -> fail(this.request, this.result,
 						(error instanceof LlmQuotaException quota) ? giveUp(quota) : error));
 			// the SDK gives up on a call (its API call timeout, a cancel) by ending its

@@ -122,11 +122,14 @@ public class LlmQuotaEndpoint {
 			}
 			return micros(dimension, limit);
 		}
+		if (limit.stripTrailingZeros().scale() > 0) {
+			throw invalid(dimension.id() + " takes a whole number, not " + limit.toPlainString());
+		}
 		try {
 			return limit.longValueExact();
 		}
 		catch (ArithmeticException ex) {
-			throw invalid(dimension.id() + " takes a whole number, not " + limit.toPlainString());
+			throw invalid(dimension.id() + " is too large: " + limit.toPlainString());
 		}
 	}
 

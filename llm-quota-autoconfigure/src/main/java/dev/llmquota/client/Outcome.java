@@ -52,8 +52,8 @@ public record Outcome(Action action, Duration delay, RuntimeException failure, b
 
 	/**
 	 * A route's target said its quota is spent: the call moves to another target at once,
-	 * and that is not counted as an attempt; once it has moved as often as the route has
-	 * targets, it fails with what a call off a route would have.
+	 * and that is not counted as an attempt; once every target of its route has said so,
+	 * it fails with what a call off a route would have.
 	 * @param failure the contract exception to fail with when no move is left
 	 */
 	static Outcome moveOn(RuntimeException failure) {

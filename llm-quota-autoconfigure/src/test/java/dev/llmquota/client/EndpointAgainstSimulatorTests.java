@@ -74,6 +74,8 @@ class EndpointAgainstSimulatorTests {
 			assertThat(provider.pool().account().limits().asMap()).containsEntry(Dimension.BUDGET_PER_DAY, 62_500_000L);
 			// what cannot be set is refused, naming why, and changes nothing
 			assertThat(post(provider, "{\"dimension\":\"tokens-per-minute\",\"limit\":12.5}")).isEqualTo(400);
+			assertThat(post(provider, "{\"dimension\":\"tokens-per-minute\",\"limit\":1e30}")).isEqualTo(400);
+			assertThat(post(provider, "{\"dimension\":\"tokens-per-minute\",\"limit\":-5}")).isEqualTo(400);
 			assertThat(post(provider, "{\"dimension\":\"tokens-per-mintue\",\"limit\":12}")).isEqualTo(400);
 			assertThat(post(provider,
 					"{\"model\":\"" + SimulatedProvider.MODEL + "\",\"dimension\":\"budget-per-day\",\"limit\":10}"))

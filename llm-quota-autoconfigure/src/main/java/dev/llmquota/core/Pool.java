@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One (provider entry, model) at run time: the model's buckets and in-flight gates, tied
@@ -37,7 +38,7 @@ public final class Pool {
 	private final String sanctionsKey;
 
 	/** How long a report that names no reset holds. */
-	private static final long REPORT_WITHOUT_RESET = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+	private static final long REPORT_WITHOUT_RESET = TimeUnit.MINUTES.toNanos(1);
 
 	private final Map<Dimension, Reported> server = new ConcurrentHashMap<>();
 

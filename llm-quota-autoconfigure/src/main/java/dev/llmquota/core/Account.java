@@ -1,5 +1,6 @@
 package dev.llmquota.core;
 
+import java.time.LocalDate;
 import java.util.List;
 
 /**
@@ -37,8 +38,14 @@ public final class Account {
 
 	private final Sanctions sanctions = new Sanctions();
 
-	/** What budgets were charged beyond calls' exact costs, under a millionth. */
+	/**
+	 * What budgets were charged beyond calls' exact costs today, under a millionth: it
+	 * pays later calls of the same day, never a new day's.
+	 */
 	private double costCredit;
+
+	/** The day {@link #costCredit} was earned on. */
+	private LocalDate creditDay;
 
 	Account(ProviderSpec provider, QuotaSettings settings, QuotaStore store, QuotaClock clock, QuotaEvents events,
 			long expectedLatencyNanos, java.util.concurrent.Executor storeThread) {
@@ -171,11 +178,17 @@ public final class Account {
 	 * Returns what a call's cost charges the account's budgets, in whole millionths: the
 	 * running total of exact costs is rounded up, never each call (a thousand calls of a
 	 * fifth of a millionth cost 200, not a thousand). A budget is never under-charged:
-	 * what was charged beyond the exact costs, under a millionth, goes to the next call.
+	 * what was charged beyond the exact costs, under a millionth, goes to the next call
+	 * of the same day (a new day's budget owes nothing to yesterday's).
 	 * @param exactMicros the call's exact cost, in millionths
+	 * @param day the budget's day now, in its zone
 	 * @return the millionths to charge
 	 */
-	synchronized long chargeMicros(double exactMicros) {
+	synchronized long chargeMicros(double exactMicros, LocalDate day) {
+		if (!day.equals(this.creditDay)) {
+			this.costCredit = 0;
+			this.creditDay = day;
+		}
 		double owed = exactMicros - this.costCredit;
 		long charged = Math.max(0, (long) Math.ceil(owed - 1e-9));
 		this.costCredit = charged - owed;

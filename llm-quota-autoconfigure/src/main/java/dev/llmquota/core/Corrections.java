@@ -1,6 +1,7 @@
 package dev.llmquota.core;
 
 import java.time.Instant;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -87,8 +88,11 @@ final class Corrections {
 				// a budget is charged what the call cost, whatever it reserved; its day's
 				// and its month's alike
 				if (cost < 0) {
-					cost = (accounting.cost() != null)
-							? permit.pool().account().chargeMicros(accounting.cost().exactMicros(usage)) : 0;
+					cost = (accounting.cost() != null) ? permit.pool()
+						.account()
+						.chargeMicros(accounting.cost().exactMicros(usage),
+								LocalDate.ofInstant(wallNow, charge.bucket().zone()))
+							: 0;
 				}
 				delta = cost - charge.units();
 			}

@@ -153,4 +153,29 @@ class BudgetTests {
 		assertThat(spent).as("millionths spent by 1,000 calls of 0.2 millionths each").isBetween(200L, 201L);
 	}
 
+	/**
+	 * What yesterday's budget was charged beyond its calls' exact costs pays nothing of
+	 * today's: a new day's budget is charged at least what its calls cost.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aNewDaysBudgetIsChargedAtLeastItsCallsExactCosts(TestStores.Kind store) {
+		ManualClock clock = new ManualClock(Instant.parse("2026-11-30T23:59:00Z"));
+		QuotaEngine engine = TestConfigs.provider()
+			.accounting(new Accounting(true, true, true, 1, new Cost(0.02, 0, 0.02)))
+			.account(limits(BUDGET_PER_DAY, 1_000_000))
+			.model("text-embedding-3-small", limits())
+			.engine(this.stores.open(store, clock), clock);
+		Pool pool = engine.pool("openai", "text-embedding-3-small");
+		// yesterday: one call of 0.2 millionths, charged 1
+		Calls.acquire(engine, pool, new Demand(10, 0)).permit().complete(new Usage(10, 0, 0));
+		clock.advance(Duration.ofMinutes(2));
+		// today: four calls of 0.2 millionths each
+		for (int i = 0; i < 4; i++) {
+			Calls.acquire(engine, pool, new Demand(10, 0)).permit().complete(new Usage(10, 0, 0));
+		}
+		long spent = 1_000_000 - engine.snapshot(pool).bucket(BucketSpec.Scope.ACCOUNT, BUDGET_PER_DAY).remaining();
+		assertThat(spent).as("today's budget, after 0.8 millionths of exact costs today").isEqualTo(1);
+	}
+
 }

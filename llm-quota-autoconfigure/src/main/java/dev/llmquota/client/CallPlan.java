@@ -85,6 +85,15 @@ public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEs
 	}
 
 	/**
+	 * Returns whether the call may move to another target of its route: not once every
+	 * target has told it its quota is spent, over all its attempts.
+	 * @return whether a target is left
+	 */
+	public boolean mayMove() {
+		return this.route != null && !this.route.allSaidSpent();
+	}
+
+	/**
 	 * Returns the name of the call's retry: its provider entry's, or its route's.
 	 * @return the name
 	 */

@@ -73,8 +73,10 @@ public final class RetryPolicy {
 				// only a route's call moves on
 				: (number) -> Mono.defer(() -> attempt.apply(number))
 					.retryWhen(reactor.util.retry.Retry.max(plan.moves())
-						.filter(RetryPolicy::movesOn)
-						.onRetryExhaustedThrow((spec, signal) -> noMoveLeft((RetryAfter) signal.failure())));
+						.filter((ex) -> movesOn(ex) && plan.mayMove())
+						.onRetryExhaustedThrow((spec, signal) -> noMoveLeft((RetryAfter) signal.failure())))
+					// a move with no target left to move to
+					.onErrorMap(RetryPolicy::movesOn, (ex) -> noMoveLeft((RetryAfter) ex));
 		return Mono.defer(() -> attempt(retry, moving, 1, null));
 	}
 
@@ -122,7 +124,7 @@ public final class RetryPolicy {
 					if (!movesOn(ex)) {
 						throw ex;
 					}
-					if (moves >= plan.moves()) {
+					if (moves >= plan.moves() || !plan.mayMove()) {
 						throw noMoveLeft(ex);
 					}
 				}

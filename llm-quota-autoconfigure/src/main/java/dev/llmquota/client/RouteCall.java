@@ -178,6 +178,16 @@ final class RouteCall {
 		}
 	}
 
+	/** Whether every target told this call its quota is spent. */
+	synchronized boolean allSaidSpent() {
+		for (boolean said : this.spent) {
+			if (!said) {
+				return false;
+			}
+		}
+		return true;
+	}
+
 	/** Whether a target told this call its quota is spent. */
 	synchronized boolean saidSpent(Route.Target target) {
 		return this.spent[this.route.targets().indexOf(target)];

@@ -21,6 +21,9 @@ final class LoopbackServer implements AutoCloseable {
 
 	private volatile Answer answer;
 
+	/** The answer after the next, if it changes. */
+	private Answer then;
+
 	LoopbackServer(int status, Map<String, String> headers, String body) {
 		answer(status, headers, body);
 		this.server = HttpServer.create()
@@ -32,7 +35,7 @@ final class LoopbackServer implements AutoCloseable {
 				.defaultIfEmpty(new byte[0])
 				.flatMap((bytes) -> {
 					this.requests.add(bytes);
-					Answer current = this.answer;
+					Answer current = next();
 					response.status(current.status());
 					current.headers().forEach(response::header);
 					return response.sendByteArray(Mono.just(current.body())).then();
@@ -48,6 +51,25 @@ final class LoopbackServer implements AutoCloseable {
 	 */
 	void answer(int status, Map<String, String> headers, String body) {
 		this.answer = new Answer(status, headers, body.getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * Answers the next call as now, and the calls after it with these.
+	 * @param status the status
+	 * @param headers the headers
+	 * @param body the body
+	 */
+	synchronized void answerNext(int status, Map<String, String> headers, String body) {
+		this.then = new Answer(status, headers, body.getBytes(StandardCharsets.UTF_8));
+	}
+
+	private synchronized Answer next() {
+		Answer current = this.answer;
+		if (this.then != null) {
+			this.answer = this.then;
+			this.then = null;
+		}
+		return current;
 	}
 
 	private record Answer(int status, Map<String, String> headers, byte[] body) {

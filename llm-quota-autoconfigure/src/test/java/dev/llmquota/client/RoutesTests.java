@@ -458,6 +458,31 @@ class RoutesTests {
 		assertThat(List.of(first.requests().size(), second.requests().size())).containsExactly(5, 5);
 	}
 
+	/**
+	 * A rate limit between two spent answers starts a new attempt: the call still never
+	 * goes back to the target that said so, and fails with the contract exception once
+	 * every target has.
+	 */
+	@Test
+	void aCallWhoseTargetsAllSaidSpentAroundARateLimitFailsAsQuotaExhausted() {
+		String spentDay = "{\"error\":{\"message\":\"Rate limit reached for gpt-4o on requests per day (RPD)\","
+				+ "\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}";
+		String perMinute = "{\"error\":{\"message\":\"Rate limit reached for gpt-4o on requests per min (RPM)\","
+				+ "\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}";
+		Map<String, String> headers = Map.of("Content-Type", "application/json", "retry-after", "0");
+		LoopbackServer first = track(new LoopbackServer(429, headers, spentDay));
+		// rate-limited first, then spent
+		LoopbackServer second = track(new LoopbackServer(429, headers, perMinute));
+		second.answerNext(429, headers, spentDay);
+		GovernedApp app = app(entry("first", first.baseUrl(), "openai", "models.gpt-4o.requests-per-minute=6000"),
+				entry("second", second.baseUrl(), "openai", "models.gpt-4o.requests-per-minute=6000"),
+				target(0, "first", "gpt-4o"), target(1, "second", "gpt-4o"), "llm.quota.max-wait=5s",
+				"llm.quota.retry.initial-backoff=10ms");
+		assertThatThrownBy(() -> restCall(app)).isInstanceOf(QuotaExhaustedException.class);
+		assertThat(List.of(first.requests().size(), second.requests().size())).as("requests by target")
+			.containsExactly(1, 2);
+	}
+
 	@Test
 	void aOneTargetRouteAsksItsSpentTargetOnce() {
 		Map<String, String> headers = Map.of("Content-Type", "application/json", "retry-after", "0");

@@ -15,6 +15,8 @@ import dev.llmquota.client.aws.LlmQuotaAwsHttpClients;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.RequestRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import reactor.core.publisher.Flux;
@@ -58,14 +60,15 @@ class AwsAsyncFailureTests {
 	 * A 429 whose body fails to read: decided by its status and headers, as on every
 	 * stack, so the call is retried after the provider's wait and then answered.
 	 */
-	@Test
-	void aRefusalWhoseBodyFailsIsDecidedByItsStatusAndHeaders() throws Exception {
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void aRefusalWhoseBodyFailsIsDecidedByItsStatusAndHeaders(boolean toldThroughOnError) throws Exception {
 		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.BEDROCK, (sim) -> {
 		}, "llm.quota.headroom=1.0", "llm.quota.retry.initial-backoff=10ms")) {
 			provider.simulator.faults().rateLimitWait(Duration.ofMillis(200)).next(Fault.RATE_LIMITED);
 			SdkAsyncHttpClient governed = provider.app.context()
 				.getBean(LlmQuotaAwsHttpClients.class)
-				.govern(new HeadersThenDrop(true));
+				.govern(new HeadersThenDrop(true, toldThroughOnError));
 			List<Integer> statuses = new CopyOnWriteArrayList<>();
 			governed.execute(request(provider, new Ignoring() {
 
@@ -176,12 +179,19 @@ class AwsAsyncFailureTests {
 
 		private final boolean refusalsOnly;
 
+		private final boolean onError;
+
 		HeadersThenDrop() {
-			this(false);
+			this(false, false);
 		}
 
-		HeadersThenDrop(boolean refusalsOnly) {
+		/**
+		 * A client whose refusals' bodies break, told through the handler's
+		 * {@code onError} or through the body's publisher.
+		 */
+		HeadersThenDrop(boolean refusalsOnly, boolean onError) {
 			this.refusalsOnly = refusalsOnly;
+			this.onError = onError;
 		}
 
 		@Override
@@ -213,7 +223,12 @@ class AwsAsyncFailureTests {
 						return CompletableFuture.failedFuture(new IOException("Connection reset"));
 					}
 					if (response.statusCode() >= 400) {
-						request.responseHandler().onStream(Flux.error(new IOException("Connection reset")));
+						if (this.onError) {
+							request.responseHandler().onError(new IOException("Connection reset"));
+						}
+						else {
+							request.responseHandler().onStream(Flux.error(new IOException("Connection reset")));
+						}
 						return CompletableFuture.failedFuture(new IOException("Connection reset"));
 					}
 					request.responseHandler().onStream(Flux.just(ByteBuffer.wrap(response.body())));

@@ -469,7 +469,14 @@ public final class LlmQuotaAwsHttpClients {
 					.subscribe(this::refused, (error) -> refused(new byte[0]));
 			}
 
-			private void refused(byte[] body) {
+			/**
+			 * Decides a refusal, once: its body read, or not (an error, told either way).
+			 */
+			private synchronized void refused(byte[] body) {
+				if (this.decided) {
+					return;
+				}
+				this.decided = true;
 				SdkHttpResponse response = this.head;
 				Outcome outcome;
 				try {
@@ -482,7 +489,6 @@ public final class LlmQuotaAwsHttpClients {
 					this.call.onBody(ByteBuffer.wrap(body));
 					this.call.onComplete();
 				}
-				this.decided = true;
 				switch (outcome.action()) {
 					case RETRY -> Mono.delay(outcome.delay()).subscribe((ignored) -> attempt(this.attempt + 1));
 					case FAIL -> settle(giveUp(outcome.failure()));
@@ -502,6 +508,12 @@ public final class LlmQuotaAwsHttpClients {
 
 			@Override
 			public void onError(Throwable error) {
+				if (this.head != null && !this.passing) {
+					// a refusal whose body could not be read: decided by its status
+					// and headers alone, as on every stack
+					refused(new byte[0]);
+					return;
+				}
 				if (this.head == null) {
 					this.call.onNoResponse();
 				}
@@ -517,7 +529,11 @@ public final class LlmQuotaAwsHttpClients {
 			/** The attempt's exchange ended: a success hands its end on. */
 			void ended(Throwable error) {
 				if (!this.passing) {
-					if (error != null && !this.decided) {
+					if (error != null && this.head != null) {
+						// a refusal whose body could not be read, told only here
+						refused(new byte[0]);
+					}
+					else if (error != null && !this.decided) {
 						this.call.onNoResponse();
 						this.decided = true;
 						settle(error);

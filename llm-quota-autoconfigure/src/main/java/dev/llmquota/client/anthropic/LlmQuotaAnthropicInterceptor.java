@@ -9,6 +9,7 @@ import java.net.URI;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
@@ -132,7 +133,8 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 					}
 				}
 				catch (RuntimeException | Error ex) {
-					result.completeExceptionally(ex);
+					// wrapped as supplyAsync wraps it: what the SDK has always been given
+					result.completeExceptionally(new CompletionException(ex));
 				}
 			});
 			return result;

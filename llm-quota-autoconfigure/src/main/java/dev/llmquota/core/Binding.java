@@ -28,17 +28,6 @@ public final class Binding {
 	}
 
 	/**
-	 * Returns the binding dimension of a pool by its rates alone.
-	 * @param pool the pool
-	 * @param settings the engine's settings
-	 * @return the dimension, or {@code null} if nothing limits the pool
-	 */
-	public static Dimension of(Pool pool, QuotaSettings settings) {
-		Bound bound = of(pool, settings, List.of());
-		return (bound != null) ? bound.dimension() : null;
-	}
-
-	/**
 	 * Returns what binds a pool: a spent period's cap or budget among its buckets, else
 	 * the rate that admits the fewest calls.
 	 * @param pool the pool

@@ -66,6 +66,13 @@ public final class Waits {
 	}
 
 	/**
+	 * The header by which an answer allows a retry or forbids it ({@code false}), as the
+	 * providers and their SDKs use it; llm-quota sets it on what it hands on once it has
+	 * decided.
+	 */
+	public static final String SHOULD_RETRY = "x-should-retry";
+
+	/**
 	 * Returns whether an answer allows a retry: not when it says
 	 * {@code x-should-retry: false}, as the provider may, and as llm-quota marks every
 	 * refusal it hands on once it has made its own attempts.
@@ -73,7 +80,7 @@ public final class Waits {
 	 * @return whether a retry is allowed
 	 */
 	public static boolean retryAllowed(HeaderLookup headers) {
-		return !"false".equalsIgnoreCase(trim(headers.get("x-should-retry")));
+		return !"false".equalsIgnoreCase(trim(headers.get(SHOULD_RETRY)));
 	}
 
 	private static String trim(String value) {

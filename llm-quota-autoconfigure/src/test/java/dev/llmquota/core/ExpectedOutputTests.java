@@ -1,6 +1,7 @@
 package dev.llmquota.core;
 
 import java.time.Duration;
+import java.util.List;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -47,9 +48,11 @@ class ExpectedOutputTests {
 			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "claude");
 		Calls.Call first = acquire(engine, pool, new Demand(500, 1_024));
-		assertThat(Binding.of(pool, engine.config().settings())).isEqualTo(OUTPUT_TOKENS_PER_MINUTE);
+		assertThat(Binding.of(pool, engine.config().settings(), List.of()).dimension())
+			.isEqualTo(OUTPUT_TOKENS_PER_MINUTE);
 		first.permit().complete(new Usage(500, 0, 600));
-		assertThat(Binding.of(pool, engine.config().settings())).isEqualTo(OUTPUT_TOKENS_PER_MINUTE);
+		assertThat(Binding.of(pool, engine.config().settings(), List.of()).dimension())
+			.isEqualTo(OUTPUT_TOKENS_PER_MINUTE);
 		// the charge is the actual output, never the expectation
 		assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, OUTPUT_TOKENS_PER_MINUTE).remaining())
 			.isEqualTo(266 - 600);

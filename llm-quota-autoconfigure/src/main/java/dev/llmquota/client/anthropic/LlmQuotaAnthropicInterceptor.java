@@ -33,6 +33,7 @@ import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.DialectId;
 import dev.llmquota.provider.HeaderLookup;
 import dev.llmquota.provider.LogOnce;
+import dev.llmquota.provider.Waits;
 
 /**
  * Governs the calls of Anthropic's Java SDK client built by hand: add it with
@@ -247,7 +248,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 		public HttpResponse passOn(HttpResponse response, byte[] body, boolean decided) {
 			// the SDK must not retry what llm-quota has already classified
 			return new Answer(response, decided
-					? response.headers().toBuilder().replace("x-should-retry", "false").build() : response.headers(),
+					? response.headers().toBuilder().replace(Waits.SHOULD_RETRY, "false").build() : response.headers(),
 					new ByteArrayInputStream(body));
 		}
 

@@ -18,6 +18,7 @@ import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.Waits;
 import okhttp3.HttpUrl;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
@@ -106,7 +107,7 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 			.protocol(Protocol.HTTP_1_1)
 			.code(unroutable ? 400 : later ? 429 : 503)
 			.message(unroutable ? "Bad Request" : later ? "Too Many Requests" : "Service Unavailable")
-			.header("x-should-retry", "false")
+			.header(Waits.SHOULD_RETRY, "false")
 			.header(EXCEPTION_HEADER, failure.getClass().getSimpleName());
 		Duration retryAfter = failure.getRetryAfter();
 		if (retryAfter != null) {
@@ -201,7 +202,7 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 				MediaType type = (original != null) ? original.contentType() : null;
 				Response.Builder passed = response.newBuilder().body(ResponseBody.create(refusal, type));
 				// the SDK must not retry what llm-quota has already classified
-				return decided ? passed.header("x-should-retry", "false").build() : passed.build();
+				return decided ? passed.header(Waits.SHOULD_RETRY, "false").build() : passed.build();
 			}
 
 			@Override

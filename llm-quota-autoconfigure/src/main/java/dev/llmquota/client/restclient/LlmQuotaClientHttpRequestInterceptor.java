@@ -17,6 +17,7 @@ import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.Waits;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpRequest;
@@ -106,7 +107,7 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 						// as on every stack: a client that retries by itself must not
 						// run llm-quota's attempts again (Spring AI's error handler
 						// reads it)
-						headers.set("x-should-retry", "false");
+						headers.set(Waits.SHOULD_RETRY, "false");
 					}
 					return new Buffered(response.getStatusCode(), response.getStatusText(), headers, refusal);
 				}

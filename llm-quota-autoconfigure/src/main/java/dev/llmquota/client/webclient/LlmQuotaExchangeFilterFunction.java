@@ -16,6 +16,7 @@ import dev.llmquota.client.ProviderEntry;
 import dev.llmquota.client.RetryPolicy;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.Waits;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -185,7 +186,7 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 	 */
 	private static ClientResponse passOn(ClientResponse response, GovernedCall call, Flux<DataBuffer> body) {
 		ClientResponse.Builder passed = response.mutate().body((ignored) -> body);
-		return call.plan().enforced() ? passed.headers((headers) -> headers.set("x-should-retry", "false")).build()
+		return call.plan().enforced() ? passed.headers((headers) -> headers.set(Waits.SHOULD_RETRY, "false")).build()
 				: passed.build();
 	}
 

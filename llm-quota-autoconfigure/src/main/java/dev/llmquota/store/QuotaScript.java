@@ -114,13 +114,34 @@ final class QuotaScript {
 		return List.of(taken);
 	}
 
+	/**
+	 * The wall time a booking counts as booked at: the replica's, or the start of a later
+	 * period a daily counter it charged already counts. A replica whose clock is behind
+	 * another's past midnight books on the day the other opened (a counter never goes
+	 * back): its refunds go to that day, which charged them.
+	 */
+	private static Instant bookedAt(List<Object> reply, List<Charge> charges, Instant wallNow) {
+		Instant at = wallNow;
+		for (int i = 0; i < charges.size() && reply.size() > 5 + 2 * i; i++) {
+			BucketSpec bucket = charges.get(i).bucket();
+			if (bucket.daily()) {
+				Instant counted = LocalDate.ofEpochDay(number(reply, 5 + 2 * i))
+					.atStartOfDay(bucket.zone())
+					.toInstant();
+				at = counted.isAfter(at) ? counted : at;
+			}
+		}
+		return at;
+	}
+
 	static Booking booking(List<Object> reply, BookingRequest request, long now, Instant wallNow, String lease) {
 		int status = integer(reply, 0);
 		long redisNow = number(reply, 1);
 		if (status == 0) {
 			long start = now + Math.max(0, number(reply, 2) - redisNow) * NANOS_PER_MICRO;
 			boolean probe = reply.size() > 3 && integer(reply, 3) == 1;
-			return new Booking.Booked(start, wallNow, taken(reply, request.charges(), redisNow),
+			return new Booking.Booked(start, bookedAt(reply, request.charges(), wallNow),
+					taken(reply, request.charges(), redisNow),
 					request.slots().isEmpty() ? null : new Booking.Lease(lease, List.copyOf(request.slots())), probe);
 		}
 		int index = integer(reply, 2) - 1;
@@ -155,9 +176,10 @@ final class QuotaScript {
 			return levels;
 		}
 		List<Charge> charges = request.charges();
+		Instant counted = bookedAt(reply, charges, wallNow);
 		for (int i = 0; i < charges.size() && 5 + 2 * i < reply.size(); i++) {
 			BucketSpec bucket = charges.get(i).bucket();
-			levels.add(bucket.daily() ? new Seen(bucket, number(reply, 4 + 2 * i), now, wallNow) : new Seen(bucket,
+			levels.add(bucket.daily() ? new Seen(bucket, number(reply, 4 + 2 * i), now, counted) : new Seen(bucket,
 					number(reply, 4 + 2 * i), now + number(reply, 5 + 2 * i) * NANOS_PER_MICRO, wallNow));
 		}
 		return levels;

@@ -551,13 +551,14 @@ local function book()
   end
   -- what each bucket holds after the booking, for a replica's fallback books to start
   -- from: a rate bucket's level and the time it is at (from now), a daily counter's units
-  -- used and -1
+  -- used and the day it counts (a replica whose clock is behind another's books on the
+  -- day the other opened: its refunds go there)
   for i = 1, nb do
     local kind = bucket_args(12, i)
     local s = states[i]
     if kind == 'd' then
       table.insert(reply, s.u)
-      table.insert(reply, -1)
+      table.insert(reply, s.d)
     else
       table.insert(reply, s.l)
       table.insert(reply, math.max(0, s.t - now))

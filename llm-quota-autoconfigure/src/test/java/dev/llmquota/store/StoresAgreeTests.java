@@ -35,7 +35,11 @@ class StoresAgreeTests {
 
 	private static LettuceConnectionFactory connectionFactory;
 
-	private final String prefix = "agree-" + System.nanoTime() + "-";
+	/**
+	 * The keys of one provider entry of this test's own (a hash tag): its books' epoch is
+	 * its own, whatever books other tests on this Redis lost.
+	 */
+	private final String prefix = "{agree-" + System.nanoTime() + "}-";
 
 	private QuotaStore shared;
 
@@ -175,6 +179,40 @@ class StoresAgreeTests {
 					}
 				}
 			}
+			local.close();
+		}
+	}
+
+	/**
+	 * Replicas whose wall clocks differ by seconds around midnight: the one ahead opens
+	 * the new day's count, and the one behind, still before midnight, books on that count
+	 * (it never goes back). A call the replica behind cancels gives back what it took, as
+	 * the local store does when its own clock steps back over midnight.
+	 */
+	@Test
+	void aReplicaBehindMidnightGetsBackTheDailyUnitsItsCancelledCallTook() {
+		BucketSpec day = new BucketSpec(this.prefix + "skew-day", BucketSpec.Scope.ACCOUNT, Dimension.REQUESTS_PER_DAY,
+				10, 10, ZoneId.of("UTC"));
+		Instant ahead = Instant.parse("2026-12-01T00:00:02Z");
+		Instant behind = Instant.parse("2026-11-30T23:59:59Z");
+		QuotaStore local = new LocalQuotaStore();
+		QuotaStore other = new RedisQuotaStore(connectionFactory, new RedisQuotaStore.Settings(
+				RedisQuotaStore.OnFailure.REJECT, 0.25, Duration.ofSeconds(30), Duration.ofSeconds(2)), () -> this.now);
+		try {
+			List<Charge> one = List.of(new Charge(day, 1));
+			// the replica ahead books on the new day; the one behind books and cancels
+			local.book(one, this.now, ahead, this.now);
+			Booking.Booked mine = (Booking.Booked) local.book(one, this.now, behind, this.now);
+			local.cancel(mine, this.now, behind);
+			other.book(one, this.now, ahead, this.now);
+			Booking.Booked shared = (Booking.Booked) this.shared.book(one, this.now, behind, this.now);
+			this.shared.cancel(shared, this.now, behind);
+			assertThat(local.state(day, this.now, ahead).remaining()).as("the local store").isEqualTo(9);
+			assertThat(this.shared.state(day, this.now, ahead).remaining()).as("the shared store")
+				.isEqualTo(local.state(day, this.now, ahead).remaining());
+		}
+		finally {
+			other.close();
 			local.close();
 		}
 	}

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToIntFunction;
 
 import dev.llmquota.core.Booking;
 import dev.llmquota.core.BucketSpec;
@@ -58,19 +59,24 @@ final class LocalFallback {
 
 	}
 
-	LocalFallback(ToDoubleFunction<String> share, Duration leaseTime) {
+	/** This replica's calls in flight on a shared slot's key, booked in Redis. */
+	private final ToIntFunction<String> heldInRedis;
+
+	LocalFallback(ToDoubleFunction<String> share, ToIntFunction<String> heldInRedis, Duration leaseTime) {
 		this.share = share;
+		this.heldInRedis = heldInRedis;
 		this.leaseTime = leaseTime;
 	}
 
 	Booking book(BookingRequest request, long now, Instant wallNow, long latestStart) {
 		for (BucketSpec slot : request.slots()) {
 			AtomicInteger taken = this.slots.computeIfAbsent(slot.key(), (key) -> new AtomicInteger());
-			if (taken.get() >= shareOf(slot, slot.enforced())) {
+			// this replica's share holds its calls booked in Redis and still running too
+			if (taken.get() + this.heldInRedis.applyAsInt(slot.key()) >= shareOf(slot, slot.enforced())) {
 				return new Booking.Refused(slot, this.leaseTime.toNanos());
 			}
 		}
-		Booking booking = this.books.book(scaled(request.charges()), now, wallNow, latestStart);
+		Booking booking = this.books.book(scaled(request), now, wallNow, latestStart);
 		if (!(booking instanceof Booking.Booked booked)) {
 			return booking;
 		}
@@ -87,8 +93,8 @@ final class LocalFallback {
 		return new Booking.Booked(booked.start(), booked.bookedAt(), List.of(charges), lease, false, true);
 	}
 
-	long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
-		return this.books.nanosUntilAvailable(scaled(charges), now, wallNow);
+	long nanosUntilAvailable(BookingRequest request, long now, Instant wallNow) {
+		return this.books.nanosUntilAvailable(scaled(request), now, wallNow);
 	}
 
 	void adjust(List<Charge> corrections, long now, Instant wallNow) {
@@ -187,6 +193,14 @@ final class LocalFallback {
 
 	private long shareOf(BucketSpec bucket, long units) {
 		return Math.max(1, (long) Math.floor(units * share(bucket)));
+	}
+
+	/**
+	 * A booking's charges in these books, its interactive reserve kept as the shared
+	 * books keep it; its slots are counted here apart.
+	 */
+	private BookingRequest scaled(BookingRequest request) {
+		return new BookingRequest(scaled(request.charges()), List.of(), List.of(), request.reserve());
 	}
 
 	private List<Charge> scaled(List<Charge> charges) {

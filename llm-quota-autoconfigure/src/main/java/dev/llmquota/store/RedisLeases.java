@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 import dev.llmquota.core.Booking;
+import dev.llmquota.core.BucketSpec;
 
 /**
  * The leases this replica holds on shared slots in Redis, renewed every third of the
@@ -36,6 +37,23 @@ final class RedisLeases {
 
 	void remove(Booking.Lease lease) {
 		this.leases.remove(lease.id());
+	}
+
+	/**
+	 * Returns how many of these leases hold a slot.
+	 * @param slot the slot's key
+	 * @return the leases holding it
+	 */
+	int holding(String slot) {
+		int held = 0;
+		for (Booking.Lease lease : this.leases.values()) {
+			for (BucketSpec taken : lease.slots()) {
+				if (taken.key().equals(slot)) {
+					held++;
+				}
+			}
+		}
+		return held;
 	}
 
 	/** Takes every lease off the books, to release them at once. */

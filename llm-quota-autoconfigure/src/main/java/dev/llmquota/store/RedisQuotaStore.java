@@ -135,7 +135,7 @@ public final class RedisQuotaStore implements QuotaStore {
 		// a replica counts as live for three ticks after it last said so
 		this.entries = new ProviderEntries(this.redis, this.availability, this.replica, settings.localShare(),
 				tick.multipliedBy(3));
-		LocalFallback fallback = new LocalFallback(this.entries::share, settings.leaseTime());
+		LocalFallback fallback = new LocalFallback(this.entries::share, this.leases::holding, settings.leaseTime());
 		this.fallback = fallback;
 		this.availability.judge(this.redis, () -> fallback.startFrom(this.memory.seen()));
 		this.redis.loadScript();
@@ -223,19 +223,19 @@ public final class RedisQuotaStore implements QuotaStore {
 			return nanosUntilAvailable(request.charges(), now, wallNow);
 		}
 		Instant wall = this.memory.wall(wallNow);
-		return read(
-				() -> QuotaScript.waitNanos(
-						this.redis.call(QuotaScript.waitFor(request, this.redis.time(now), wall, this.memory.unused())),
-						request.charges(), wall),
-				() -> this.fallback.nanosUntilAvailable(request.charges(), now, wall));
+		return read(() -> QuotaScript.waitNanos(
+				this.redis.call(QuotaScript.waitFor(request, this.redis.time(now), wall, this.memory.unused())),
+				request.charges(), wall), () -> this.fallback.nanosUntilAvailable(request, now, wall));
 	}
 
 	@Override
 	public long nanosUntilAvailable(List<Charge> charges, long now, Instant wallNow) {
 		Instant wall = this.memory.wall(wallNow);
-		return read(() -> QuotaScript.waitNanos(
-				this.redis.call(QuotaScript.waitFor(charges, this.redis.time(now), wall, this.memory.unused())),
-				charges, wall), () -> this.fallback.nanosUntilAvailable(charges, now, wall));
+		return read(
+				() -> QuotaScript.waitNanos(
+						this.redis.call(QuotaScript.waitFor(charges, this.redis.time(now), wall, this.memory.unused())),
+						charges, wall),
+				() -> this.fallback.nanosUntilAvailable(new BookingRequest(charges), now, wall));
 	}
 
 	/** Reads from Redis while it is judged up and answers, else from the fallback. */

@@ -203,6 +203,68 @@ class LateOrDownRedisTests {
 			.isInstanceOf(Booking.Refused.class);
 	}
 
+	/**
+	 * The local books keep the interactive reserve from a batch call while an interactive
+	 * call waited, as the local store and Redis do: a replica in fallback is no place for
+	 * batch calls to take the room interactive calls are waiting for.
+	 */
+	@Test
+	void inFallbackABatchCallLeavesTheInteractiveReserveAsTheLocalStoreDoes() {
+		// one replica, taking the whole limit in fallback: its books are the local
+		// store's
+		RedisQuotaStore store = store(Duration.ofMillis(200), 1.0);
+		LocalQuotaStore local = new LocalQuotaStore();
+		this.resources.add(local);
+		String reserveKey = "llmq:{late}:account:interactive-wait";
+		long lendAfter = Duration.ofSeconds(60).toNanos();
+		BookingRequest interactive = new BookingRequest(List.of(new Charge(this.tokens, 500)), List.of(), List.of(),
+				new BookingRequest.Reserve(false, reserveKey, 0.5, lendAfter));
+		BookingRequest waits = new BookingRequest(List.of(new Charge(this.tokens, 200)), List.of(), List.of(),
+				new BookingRequest.Reserve(false, reserveKey, 0.5, lendAfter));
+		BookingRequest batch = new BookingRequest(List.of(new Charge(this.tokens, 50)), List.of(), List.of(),
+				new BookingRequest.Reserve(true, reserveKey, 0.5, lendAfter));
+		pause(Duration.ofMillis(1_500));
+		assertThat(store.book(interactive, NOW, WALL, NOW)).isInstanceOfSatisfying(Booking.Booked.class,
+				(booked) -> assertThat(booked.fallback()).isTrue());
+		assertThat(store.status().reachable()).as("judged down").isFalse();
+		assertThat(local.book(interactive, NOW, WALL, NOW)).isInstanceOf(Booking.Booked.class);
+		// an interactive call that cannot start at once: the reserve is kept from batch
+		// calls for a minute
+		assertThat(local.book(waits, NOW, WALL, NOW)).isInstanceOf(Booking.Refused.class);
+		assertThat(store.book(waits, NOW, WALL, NOW)).isInstanceOf(Booking.Refused.class);
+		assertThat(local.book(batch, NOW, WALL, NOW)).as("the local store: 100 left, 300 kept for interactive calls")
+			.isInstanceOf(Booking.Refused.class);
+		assertThat(store.book(batch, NOW, WALL, NOW)).as("the fallback books, as the local store")
+			.isInstanceOf(Booking.Refused.class);
+	}
+
+	/**
+	 * A replica's share of the shared slots in fallback counts the calls it still has in
+	 * flight from Redis: two replicas, each with half of two slots and one call booked in
+	 * Redis still running, start no more calls while Redis is down (two are in flight
+	 * already, the whole limit).
+	 */
+	@Test
+	void inFallbackAReplicasShareOfTheSlotsCountsItsCallsStillInFlightFromRedis() {
+		BucketSpec twoSlots = new BucketSpec("llmq:{late}:two-slots", BucketSpec.Scope.POOL,
+				Dimension.CONCURRENT_REQUESTS, 2, 2, java.time.ZoneOffset.UTC);
+		BookingRequest call = new BookingRequest(List.of(new Charge(this.tokens, 1)), List.of(twoSlots), List.of(),
+				null);
+		RedisQuotaStore one = store(Duration.ofMillis(200), 0.5);
+		RedisQuotaStore two = store(Duration.ofMillis(200), 0.5);
+		assertThat(one.book(call, NOW, WALL, NOW)).isInstanceOfSatisfying(Booking.Booked.class,
+				(booked) -> assertThat(booked.fallback()).isFalse());
+		assertThat(two.book(call, NOW, WALL, NOW)).isInstanceOfSatisfying(Booking.Booked.class,
+				(booked) -> assertThat(booked.fallback()).isFalse());
+		pause(Duration.ofMillis(1_500));
+		Booking third = one.book(call, NOW, WALL, NOW);
+		Booking fourth = two.book(call, NOW, WALL, NOW);
+		assertThat(one.status().reachable()).as("judged down").isFalse();
+		assertThat(two.status().reachable()).as("judged down").isFalse();
+		assertThat(List.of(third, fourth)).as("two calls in flight already, of two slots")
+			.allSatisfy((booking) -> assertThat(booking).isInstanceOf(Booking.Refused.class));
+	}
+
 	private RedisQuotaStore store(Duration timeout) {
 		return store(timeout, 0.5);
 	}

@@ -20,6 +20,7 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * Auto-configuration of the llm-quota engine: its configuration, clock, store and the
@@ -41,9 +42,14 @@ public final class LlmQuotaAutoConfiguration {
 		// gets them before Boot's binder is in place, and llm-quota would
 		// govern nothing in silence. Binding again is harmless.
 		PropertyKeys.checkKeptCharacters(environment);
+		PropertyKeys.Bound bound = new PropertyKeys.Bound(new DurationsWithUnits(BindHandler.DEFAULT, environment));
+		// environment variables name no key the handler could match (LLM_QUOTA_MAX_WAIT
+		// lists as llm.quota.max.wait): Spring Boot leaves them out of this check, and
+		// they are checked against what bound instead
 		Binder.get(environment)
-			.bind("llm.quota", Bindable.ofInstance(properties),
-					new NoUnboundElementsBindHandler(new DurationsWithUnits(BindHandler.DEFAULT, environment)));
+			.bind("llm.quota", Bindable.ofInstance(properties), new NoUnboundElementsBindHandler(bound,
+					(source) -> !(source.getUnderlyingSource() instanceof SystemEnvironmentPropertySource)));
+		PropertyKeys.checkVariables(environment, bound);
 		return QuotaConfigFactory.create(properties);
 	}
 

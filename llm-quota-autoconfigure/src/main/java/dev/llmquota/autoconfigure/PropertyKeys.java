@@ -8,12 +8,19 @@ import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 
 import org.springframework.beans.BeanUtils;
+import org.springframework.boot.context.properties.bind.AbstractBindHandler;
+import org.springframework.boot.context.properties.bind.BindContext;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
@@ -22,6 +29,7 @@ import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.EnumerablePropertySource;
 import org.springframework.core.env.Environment;
 import org.springframework.core.env.PropertySource;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * The shape of {@code llm.quota.*} as {@link LlmQuotaProperties} defines it, to tell a
@@ -143,6 +151,88 @@ final class PropertyKeys {
 				}
 			}
 		}
+	}
+
+	/**
+	 * Records the names a binding bound, for {@link #checkVariables}.
+	 */
+	static final class Bound extends AbstractBindHandler {
+
+		private final Set<String> names = new HashSet<>();
+
+		Bound(BindHandler parent) {
+			super(parent);
+		}
+
+		@Override
+		public Object onSuccess(ConfigurationPropertyName name, Bindable<?> target, BindContext context,
+				Object result) {
+			this.names.add(squeezed(name.toString()));
+			return super.onSuccess(name, target, context, result);
+		}
+
+	}
+
+	/**
+	 * Stops start-up for an environment variable under {@code LLM_QUOTA_} that set
+	 * nothing (a mistyped name): Spring Boot binds a variable by its letters and digits
+	 * alone ({@code LLM_QUOTA_MAX_WAIT} is {@code llm.quota.max-wait}), so one that
+	 * matches no bound property's letters and digits bound to nothing. A variable a
+	 * placeholder names ({@code ${LLM_QUOTA_OPENAI_KEY}}) is the application's own.
+	 * @param environment the environment whose variables are read
+	 * @param bound what the binding bound
+	 * @throws InvalidQuotaPropertyException for the first such variable
+	 */
+	static void checkVariables(Environment environment, Bound bound) {
+		if (!(environment instanceof ConfigurableEnvironment configurable)) {
+			return;
+		}
+		for (PropertySource<?> source : configurable.getPropertySources()) {
+			if (!(source instanceof SystemEnvironmentPropertySource variables)) {
+				continue;
+			}
+			for (String name : variables.getPropertyNames()) {
+				if (name.toUpperCase(Locale.ROOT).startsWith("LLM_QUOTA_") && !bound.names.contains(squeezed(name))
+						&& !placeholderNames(configurable, name)) {
+					// a credential's value is never shown
+					throw new InvalidQuotaPropertyException(name, "(not shown)",
+							"the environment variable sets no property under llm.quota",
+							"correct its name: LLM_QUOTA_ and the property's path in upper case, dots and dashes"
+									+ " as underscores (LLM_QUOTA_MAX_WAIT for llm.quota.max-wait), or remove it.");
+				}
+			}
+		}
+	}
+
+	/**
+	 * Whether a property's value (not a variable's) names a variable as a placeholder.
+	 */
+	private static boolean placeholderNames(ConfigurableEnvironment environment, String variable) {
+		String placeholder = "${" + variable;
+		for (PropertySource<?> source : environment.getPropertySources()) {
+			if (source instanceof EnumerablePropertySource<?> enumerable
+					&& !(source instanceof SystemEnvironmentPropertySource)) {
+				for (String name : enumerable.getPropertyNames()) {
+					Object value = enumerable.getProperty(name);
+					if (value != null && value.toString().contains(placeholder)) {
+						return true;
+					}
+				}
+			}
+		}
+		return false;
+	}
+
+	/** A name's letters and digits, in lower case: what a variable binds by. */
+	private static String squeezed(String name) {
+		StringBuilder letters = new StringBuilder(name.length());
+		for (int i = 0; i < name.length(); i++) {
+			char c = name.charAt(i);
+			if (Character.isLetterOrDigit(c)) {
+				letters.append(Character.toLowerCase(c));
+			}
+		}
+		return letters.toString();
 	}
 
 	/**

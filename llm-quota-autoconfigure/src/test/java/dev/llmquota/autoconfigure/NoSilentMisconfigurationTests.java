@@ -1,5 +1,6 @@
 package dev.llmquota.autoconfigure;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -25,6 +26,8 @@ import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfigurati
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -594,6 +597,61 @@ class NoSilentMisconfigurationTests {
 			return builder.build();
 		}
 
+	}
+
+	/**
+	 * Environment variables bind as Spring Boot binds them (LLM_QUOTA_MAX_WAIT is
+	 * llm.quota.max-wait, and a model's id is its letters and digits): they are not
+	 * refused as unknown keys, nor renamed to another dimension.
+	 */
+	@Test
+	void anEnvironmentVariableSpringBootBindsIsTaken() {
+		this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com")
+			.withInitializer(
+					(context) -> context.getEnvironment()
+						.getPropertySources()
+						.addFirst(new SystemEnvironmentPropertySource(
+								StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+								Map.of("LLM_QUOTA_MAX_WAIT", "5s",
+										"LLM_QUOTA_PROVIDERS_OPENAI_MODELS_GPT4O_TOKENS_PER_MINUTE", "30000"))))
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				LlmQuotaProperties properties = context.getBean(LlmQuotaProperties.class);
+				assertThat(properties.getMaxWait()).isEqualTo(Duration.ofSeconds(5));
+				assertThat(properties.getProviders().get("openai").getModels().get("gpt4o").getTokensPerMinute())
+					.isEqualTo(30_000L);
+			});
+	}
+
+	/**
+	 * A mistyped variable under LLM_QUOTA_ sets nothing: start-up stops naming it, and
+	 * never shows its value (a variable may hold a key). One a placeholder names is the
+	 * application's own.
+	 */
+	@Test
+	void aMistypedEnvironmentVariableStopsStartUpNamingIt() {
+		this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com")
+			.withInitializer(
+					(context) -> context.getEnvironment()
+						.getPropertySources()
+						.addFirst(new SystemEnvironmentPropertySource(
+								StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+								Map.of("LLM_QUOTA_MAX_WIAT", "5s"))))
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("LLM_QUOTA_MAX_WIAT").doesNotContain("5s");
+				assertThat(analysis.getAction()).contains("LLM_QUOTA_MAX_WAIT for llm.quota.max-wait");
+			});
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.headers.authorization=Bearer ${LLM_QUOTA_OPENAI_KEY}")
+			.withInitializer(
+					(context) -> context.getEnvironment()
+						.getPropertySources()
+						.addFirst(new SystemEnvironmentPropertySource(
+								StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+								Map.of("LLM_QUOTA_OPENAI_KEY", "sk-test"))))
+			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
 }

@@ -6,12 +6,14 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.llmquota.core.Mode;
+import dev.llmquota.core.kernel.Arith;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
 import dev.llmquota.core.Usage;
 import dev.llmquota.provider.Answer;
 import dev.llmquota.provider.Framing;
 import dev.llmquota.provider.HeaderLookup;
+import dev.llmquota.provider.LogOnce;
 import dev.llmquota.provider.ResponseReader;
 import dev.llmquota.provider.UsageAccumulator;
 
@@ -106,7 +108,21 @@ public final class GovernedCall {
 			}
 			UsageAccumulator usage = this.reader.usage();
 			refusedMidStream(usage);
+			if (this.plan.streaming() && !usage.streamEnded()) {
+				// a stream that closed without the event that ends it (an error event
+				// after the 200, a close before its last chunk): what went by, a count
+				// in it too, is not final, and the reservation stands, as for one cut
+				// short
+				return;
+			}
 			Usage reported = usage.usage(this.plan.demand().inputTokens(), this.plan.generates());
+			if (reported != null && reported.outputTokens() > believable(this.plan.demand().outputCeiling())) {
+				LogOnce.warn("output beyond belief",
+						"A " + this.plan.entry().dialect().id().id() + " answer reported " + reported.outputTokens()
+								+ " output tokens for a call whose ceiling was " + this.plan.demand().outputCeiling()
+								+ "; llm-quota does not believe it and keeps the call's reservation");
+				return;
+			}
 			if (reported != null) {
 				if (usage.reportedInput() != null) {
 					this.engine.recordDrift(this.plan.pool(), this.plan.rawEstimate(), usage.reportedInput());
@@ -275,6 +291,17 @@ public final class GovernedCall {
 	 */
 	private boolean textStream() {
 		return this.reader.framing() == Framing.SSE || this.reader.framing() == Framing.NDJSON;
+	}
+
+	/**
+	 * The most output a call of this ceiling is believed to have generated: reasoning and
+	 * thoughts may go past a declared ceiling (Gemini's thinking budget is apart from its
+	 * maxOutputTokens), and a ceiling llm-quota assumed may be short, but a count far
+	 * past it is a provider's, or a proxy's, mistake. Believed, it would put the pool in
+	 * a debt its refill takes weeks to repay.
+	 */
+	private static long believable(long ceiling) {
+		return Math.max(Arith.mulDiv(ceiling, 10, 1), Arith.saturatedAdd(ceiling, 200_000));
 	}
 
 	/**

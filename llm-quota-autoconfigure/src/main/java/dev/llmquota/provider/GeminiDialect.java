@@ -166,15 +166,15 @@ final class GeminiDialect implements Dialect {
 		}
 		// promptTokenCount includes cached content; what provider-run tools fed the
 		// model is beside it; thoughts are outside candidatesTokenCount
-		usage.input(Json.sum(Json.count(counts, "promptTokenCount"), Json.count(counts, "toolUsePromptTokenCount")),
-				Json.count(counts, "cachedContentTokenCount"));
-		Long candidatesCount = Json.count(counts, "candidatesTokenCount");
-		Long thoughts = Json.count(counts, "thoughtsTokenCount");
+		usage.input(Json.sum(usage.count(counts, "promptTokenCount"), usage.count(counts, "toolUsePromptTokenCount")),
+				usage.count(counts, "cachedContentTokenCount"));
+		Long candidatesCount = usage.count(counts, "candidatesTokenCount");
+		Long thoughts = usage.count(counts, "thoughtsTokenCount");
 		boolean finished = finished(event);
 		if (candidatesCount != null || thoughts != null) {
 			usage.output(Json.sum(candidatesCount, thoughts));
 		}
-		else if (finished && Json.count(counts, "promptTokenCount") != null) {
+		else if (finished && usage.count(counts, "promptTokenCount") != null) {
 			// Gemini leaves out counts that are zero: a finished answer without one
 			// generated nothing
 			usage.output(0L);

@@ -243,9 +243,9 @@ class OpenAiDialect implements Dialect {
 
 	private static void readUsage(JsonNode counts, UsageAccumulator usage) {
 		// Chat Completions: prompt/completion; Responses: input/output.
-		Long input = Json.max(Json.count(counts, "prompt_tokens"), Json.count(counts, "input_tokens"));
-		Long cached = Json.max(Json.count(counts, PROMPT_CACHED), Json.count(counts, INPUT_CACHED));
-		Long output = Json.max(Json.count(counts, "completion_tokens"), Json.count(counts, "output_tokens"));
+		Long input = Json.max(usage.count(counts, "prompt_tokens"), usage.count(counts, "input_tokens"));
+		Long cached = Json.max(usage.count(counts, PROMPT_CACHED), usage.count(counts, INPUT_CACHED));
+		Long output = Json.max(usage.count(counts, "completion_tokens"), usage.count(counts, "output_tokens"));
 		usage.input(input, cached);
 		usage.output(output);
 	}

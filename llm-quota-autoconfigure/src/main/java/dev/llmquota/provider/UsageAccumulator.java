@@ -53,6 +53,32 @@ public final class UsageAccumulator {
 		}
 	}
 
+	/**
+	 * Returns a usage count: a whole number of at least 0, or {@code null} when the field
+	 * is absent or null. A count in another form (negative, a fraction, a string) is not
+	 * believed, as one no call reaches is not: the call keeps its reservation rather than
+	 * being taken for an answer without usage.
+	 * @param node the object the count is in
+	 * @param path the count's path in it
+	 * @return the count, or {@code null}
+	 */
+	Long count(JsonNode node, String... path) {
+		JsonNode value = Json.at(node, path);
+		if (value == null || value.isNull() || value.isMissingNode()) {
+			return null;
+		}
+		Long count = Json.count(node, path);
+		if (count == null) {
+			this.implausible = true;
+			String shown = value.toString();
+			LogOnce.warn("unreadable usage",
+					"llm-quota read a usage count it cannot use (" + String.join(".", path) + ": "
+							+ ((shown.length() > 40) ? shown.substring(0, 40) + "..." : shown)
+							+ "); it keeps the call's reservation");
+		}
+		return count;
+	}
+
 	private boolean plausible(Long count) {
 		if (count == null) {
 			return false;

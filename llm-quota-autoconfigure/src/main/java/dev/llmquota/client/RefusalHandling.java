@@ -194,6 +194,9 @@ final class RefusalHandling {
 			return mapper.readTree(body);
 		}
 		catch (JacksonException ex) {
+			// a proxy's HTML page, a body cut short: classified by status and headers
+			LogOnce.warn("unreadable refusal", "llm-quota could not read a refusal's body as JSON ("
+					+ ex.getOriginalMessage() + "); it classifies the refusal by its status and headers");
 			return null;
 		}
 	}

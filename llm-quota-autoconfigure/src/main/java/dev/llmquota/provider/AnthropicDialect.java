@@ -1,11 +1,17 @@
 package dev.llmquota.provider;
 
 import java.net.URI;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ServerLimit;
@@ -15,6 +21,9 @@ import tools.jackson.databind.JsonNode;
  * Anthropic's Messages API (first party; Bedrock and Vertex carry the same body shapes).
  */
 final class AnthropicDialect implements Dialect {
+
+	private static final Pattern REGAIN = Pattern
+		.compile("regain access on (\\d{4}-\\d{2}-\\d{2}) at (\\d{2}:\\d{2}(?::\\d{2})?) UTC");
 
 	/** What {@link #readBody} reads of an answer: its usage. */
 	private static final Set<String> BODY_FIELDS = Set.of("usage");
@@ -124,7 +133,10 @@ final class AnthropicDialect implements Dialect {
 		if ("enforced_spend_limit_reached".equals(Json.text(body, "error", "details", "error_code"))
 				|| "billing_error".equals(type) || lower.contains("credit balance is too low")
 				|| lower.contains("api usage limits")) {
-			return Answer.exhausted(null, true, message);
+			Instant back = regainedAt(message);
+			return (back != null && back.isAfter(now))
+					? new Answer(Answer.Kind.EXHAUSTED, null, Duration.between(now, back), true, false, message)
+					: Answer.exhausted(null, true, message);
 		}
 		if ("overloaded_error".equals(type)) {
 			return Answer.overloaded(Waits.fromHeaders(headers, now), Waits.retryAllowed(headers), message);
@@ -156,18 +168,35 @@ final class AnthropicDialect implements Dialect {
 			return;
 		}
 		readInput(counts, usage);
-		usage.output(Json.count(counts, "output_tokens"));
+		usage.output(usage.count(counts, "output_tokens"));
 	}
 
 	private static void readInput(JsonNode counts, UsageAccumulator usage) {
 		if (counts == null || !counts.isObject()) {
 			return;
 		}
-		Long uncached = Json.count(counts, "input_tokens");
-		Long written = Json.count(counts, "cache_creation_input_tokens");
-		Long read = Json.count(counts, "cache_read_input_tokens");
+		Long uncached = usage.count(counts, "input_tokens");
+		Long written = usage.count(counts, "cache_creation_input_tokens");
+		Long read = usage.count(counts, "cache_read_input_tokens");
 		// input_tokens counts only what follows the last cache breakpoint
 		usage.input(Json.sum(uncached, written, read), read);
+	}
+
+	/**
+	 * When a spend cap's message says access comes back ("You will regain access on
+	 * 2025-11-01 at 00:00 UTC."), or {@code null}.
+	 */
+	private static Instant regainedAt(String message) {
+		Matcher matcher = (message != null) ? REGAIN.matcher(message) : null;
+		if (matcher == null || !matcher.find()) {
+			return null;
+		}
+		try {
+			return LocalDateTime.parse(matcher.group(1) + "T" + matcher.group(2)).toInstant(ZoneOffset.UTC);
+		}
+		catch (DateTimeParseException ex) {
+			return null;
+		}
 	}
 
 }

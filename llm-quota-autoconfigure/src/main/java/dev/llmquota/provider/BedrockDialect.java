@@ -93,26 +93,26 @@ final class BedrockDialect implements Dialect {
 	@Override
 	public void readBody(JsonNode body, UsageAccumulator usage) {
 		JsonNode counts = Json.at(body, "usage");
-		if (Json.count(body, "inputTextTokenCount") != null) {
+		if (usage.count(body, "inputTextTokenCount") != null) {
 			// Titan embeddings through InvokeModel
-			usage.input(Json.count(body, "inputTextTokenCount"), null);
+			usage.input(usage.count(body, "inputTextTokenCount"), null);
 			return;
 		}
 		if (counts == null || !counts.isObject()
-				|| (Json.count(counts, "inputTokens") == null && Json.count(counts, "outputTokens") == null)) {
+				|| (usage.count(counts, "inputTokens") == null && usage.count(counts, "outputTokens") == null)) {
 			// InvokeModel with an Anthropic body: snake_case usage
 			AnthropicDialect.INSTANCE.readBody(body, usage);
 			return;
 		}
 		// Converse names the prompt cache's counts ...Tokens; Nova's own bodies
 		// ...TokenCount, as the invocation metrics do
-		Long input = Json.count(counts, "inputTokens");
-		Long read = Json.max(Json.count(counts, "cacheReadInputTokens"),
-				Json.count(counts, "cacheReadInputTokenCount"));
-		Long written = Json.max(Json.count(counts, "cacheWriteInputTokens"),
-				Json.count(counts, "cacheWriteInputTokenCount"));
+		Long input = usage.count(counts, "inputTokens");
+		Long read = Json.max(usage.count(counts, "cacheReadInputTokens"),
+				usage.count(counts, "cacheReadInputTokenCount"));
+		Long written = Json.max(usage.count(counts, "cacheWriteInputTokens"),
+				usage.count(counts, "cacheWriteInputTokenCount"));
 		usage.input(Json.sum(input, read, written), read);
-		usage.output(Json.count(counts, "outputTokens"));
+		usage.output(usage.count(counts, "outputTokens"));
 	}
 
 	@Override
@@ -126,6 +126,11 @@ final class BedrockDialect implements Dialect {
 		if (type.contains("ServiceQuotaExceededException")) {
 			return Answer.exhausted(null, false, message);
 		}
+		if (type.contains("ModelNotReadyException")) {
+			// a 429 too (AWS documents it so): the model is still loading, no quota of
+			// the account's is spent
+			return Answer.overloaded(null, true, message);
+		}
 		if (type.contains("ThrottlingException") || status == 429) {
 			Dimension dimension = Refusals.dimensionIn(message);
 			if (dimension != null && dimension.kind() == Dimension.Kind.DAILY) {
@@ -133,7 +138,7 @@ final class BedrockDialect implements Dialect {
 			}
 			return Answer.rateLimited(dimension, Waits.fromHeaders(headers, now), true, message);
 		}
-		if (type.contains("ServiceUnavailableException") || type.contains("ModelNotReadyException")) {
+		if (type.contains("ServiceUnavailableException")) {
 			return Answer.overloaded(null, true, message);
 		}
 		return Refusals.generic(status, headers, message, now);
@@ -152,10 +157,11 @@ final class BedrockDialect implements Dialect {
 		usage.outputText(Json.text(event, "contentBlockDelta", "delta", "reasoningContent", "text"));
 		JsonNode counts = Json.at(event, "metadata", "usage");
 		if (counts != null && counts.isObject()) {
-			Long read = Json.count(counts, "cacheReadInputTokens");
-			usage.input(Json.sum(Json.count(counts, "inputTokens"), read, Json.count(counts, "cacheWriteInputTokens")),
+			Long read = usage.count(counts, "cacheReadInputTokens");
+			usage.input(
+					Json.sum(usage.count(counts, "inputTokens"), read, usage.count(counts, "cacheWriteInputTokens")),
 					read);
-			usage.output(Json.count(counts, "outputTokens"));
+			usage.output(usage.count(counts, "outputTokens"));
 			// Converse's last event: its counts follow messageStop
 			usage.end();
 		}
@@ -165,10 +171,10 @@ final class BedrockDialect implements Dialect {
 			JsonNode metrics = Json.at(chunk, "amazon-bedrock-invocationMetrics");
 			if (metrics != null && metrics.isObject()) {
 				// inputTokenCount is the input outside the prompt cache alone
-				Long read = Json.count(metrics, "cacheReadInputTokenCount");
-				usage.input(Json.sum(Json.count(metrics, "inputTokenCount"), read,
-						Json.count(metrics, "cacheWriteInputTokenCount")), read);
-				usage.output(Json.count(metrics, "outputTokenCount"));
+				Long read = usage.count(metrics, "cacheReadInputTokenCount");
+				usage.input(Json.sum(usage.count(metrics, "inputTokenCount"), read,
+						usage.count(metrics, "cacheWriteInputTokenCount")), read);
+				usage.output(usage.count(metrics, "outputTokenCount"));
 				// the invocation's metrics come with its last chunk
 				usage.end();
 			}

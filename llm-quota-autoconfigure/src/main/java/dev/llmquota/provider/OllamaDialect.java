@@ -1,7 +1,9 @@
 package dev.llmquota.provider;
 
 import java.net.URI;
+import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 
 import tools.jackson.databind.JsonNode;
 
@@ -26,6 +28,20 @@ final class OllamaDialect implements Dialect {
 	@Override
 	public DialectId id() {
 		return DialectId.OLLAMA;
+	}
+
+	/**
+	 * Ollama's cloud answers a spent session, hourly or weekly allowance with a 429 that
+	 * speaks of its usage limit ("you've reached your weekly usage limit, please wait or
+	 * upgrade to continue"): a spent quota, never retried; other 429s are rate limits.
+	 */
+	@Override
+	public Answer classify(int status, HeaderLookup headers, JsonNode body, Instant now) {
+		String message = Refusals.message(body);
+		if (status == 429 && message != null && message.toLowerCase(Locale.ROOT).contains("usage limit")) {
+			return Answer.exhausted(null, false, message);
+		}
+		return Refusals.generic(status, headers, message, now);
 	}
 
 	@Override
@@ -79,8 +95,8 @@ final class OllamaDialect implements Dialect {
 	public void readEvent(JsonNode event, UsageAccumulator usage) {
 		usage.outputText(Json.text(event, "message", "content"));
 		usage.outputText(Json.text(event, "response"));
-		usage.input(Json.count(event, "prompt_eval_count"), null);
-		usage.output(Json.count(event, "eval_count"));
+		usage.input(usage.count(event, "prompt_eval_count"), null);
+		usage.output(usage.count(event, "eval_count"));
 		if (Json.flag(event, "done", false)) {
 			// the last line, with the counts
 			usage.end();

@@ -37,7 +37,10 @@ final class Refusals {
 		if (status == 429) {
 			return Answer.rateLimited(null, wait, retry, message);
 		}
-		if (status == 403 && message != null && message.toLowerCase(Locale.ROOT).contains("quota")) {
+		// not Google's "requires a quota project, which is not set": credentials, not a
+		// spent quota, and no probe would ever find it back
+		if (status == 403 && message != null && message.toLowerCase(Locale.ROOT).contains("quota")
+				&& !message.toLowerCase(Locale.ROOT).contains("quota project")) {
 			return Answer.exhausted(null, false, message);
 		}
 		if (status == 529 || status == 500 || status == 502 || status == 503 || status == 504) {
@@ -104,10 +107,17 @@ final class Refusals {
 		return null;
 	}
 
-	/** Returns the message of an OpenAI-, Anthropic- or Google-style error body. */
+	/**
+	 * Returns the message of an OpenAI-, Anthropic- or Google-style error body, or
+	 * Ollama's ({@code {"error": "..."}}).
+	 */
 	static String message(JsonNode body) {
 		String nested = Json.text(body, "error", "message");
-		return (nested != null) ? nested : Json.text(body, "message");
+		if (nested != null) {
+			return nested;
+		}
+		String plain = Json.text(body, "error");
+		return (plain != null) ? plain : Json.text(body, "message");
 	}
 
 }

@@ -34,13 +34,26 @@ public final class Waits {
 		if (millis != null) {
 			Duration seconds = Durations.seconds(millis);
 			precise = (seconds != null) ? Duration.ofNanos(seconds.toNanos() / 1000) : null;
+			unreadable("retry-after-ms", millis, seconds);
 		}
 		if (precise != null && precise.compareTo(Duration.ZERO) > 0) {
 			return precise;
 		}
 		String after = headers.get("retry-after");
 		Duration coarse = (after != null) ? Durations.retryAfter(after, now) : null;
+		if (after != null) {
+			unreadable("retry-after", after, coarse);
+		}
 		return (coarse != null) ? coarse : precise;
+	}
+
+	/** One log line for a wait header that says nothing readable: the call backs off. */
+	private static void unreadable(String header, String value, Duration read) {
+		if (read == null) {
+			String shown = (value.length() > 40) ? value.substring(0, 40) + "..." : value;
+			LogOnce.warn("unreadable " + header, "llm-quota could not read a provider's " + header + " header ('"
+					+ shown + "'); it backs off as for a refusal that names no wait");
+		}
 	}
 
 	/** Returns the wait a message hints at, or {@code null}. */

@@ -108,6 +108,23 @@ class RetryAgainstSimulatorTests {
 		}
 	}
 
+	/**
+	 * The simulator's Ollama says a spent quota as Ollama's cloud does: 429 "usage limit
+	 * reached". Like every other dialect's spent quota, it must reach the provider once
+	 * and fail with QuotaExhaustedException, never be retried as a rate limit.
+	 */
+	@Test
+	void ollamaSpentQuotaReachesTheProviderOnceAndFailsAsExhausted() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OLLAMA, (sim) -> sim.exhausted(true),
+				"llm.quota.retry.initial-backoff=50ms")) {
+			assertThatException().isThrownBy(() -> provider.send(10, "One.").block(PATIENCE))
+				.isInstanceOf(QuotaExhaustedException.class);
+			await().atMost(PATIENCE).until(() -> provider.simulator.requestLog().size() >= 1);
+			assertThat(provider.simulator.requestLog().records()).hasSize(1);
+			assertThat(provider.app.engine().state(provider.pool())).isEqualTo(QuotaState.EXHAUSTED);
+		}
+	}
+
 	@Test
 	void anExhaustedAccountIsProbedAndRecoversWhenTheQuotaIsBack() {
 		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> sim.exhausted(true),

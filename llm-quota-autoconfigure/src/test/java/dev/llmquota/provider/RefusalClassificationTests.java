@@ -8,6 +8,9 @@ import java.util.Map;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.test.fixtures.RecordedFixture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -17,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Every recorded refusal, and the variants the providers document, classified by body and
  * headers rather than by status alone.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class RefusalClassificationTests {
 
 	private static final Instant NOW = Instant.parse("2025-10-14T09:30:00Z");
@@ -239,6 +243,73 @@ class RefusalClassificationTests {
 		assertThat(classify(DialectId.OPENAI, 503, Map.of(), "").kind()).isEqualTo(Answer.Kind.OVERLOADED);
 	}
 
+	/**
+	 * AWS documents ModelNotReadyException as HTTP 429 ("not ready to serve inference
+	 * requests", retried by the SDK): a model still loading, not a quota of ours. It must
+	 * be an overload, as the dialect's own branch for it intends, not a rate limit that
+	 * holds the pool.
+	 */
+	@Test
+	void bedrockModelNotReadyAt429IsAnOverloadNotARateLimit() {
+		Answer answer = classify(DialectId.BEDROCK, 429,
+				Map.of("x-amzn-errortype",
+						"ModelNotReadyException:http://internal.amazon.com/coral/com.amazon.bedrock/"),
+				"""
+						{"message":"Model is not ready to serve inference requests. The AWS SDK will automatically retry the operation up to 5 times."}""");
+		assertThat(answer.kind()).isEqualTo(Answer.Kind.OVERLOADED);
+	}
+
+	/**
+	 * Google's 403 PERMISSION_DENIED for user credentials without a quota project is a
+	 * configuration error: nothing is spent, and no probe will ever fix it.
+	 */
+	@Test
+	void googleQuotaProjectNotSetIsNotASpentQuota() {
+		Answer answer = classify(DialectId.GEMINI, 403, Map.of(),
+				"""
+						{"error":{"code":403,"message":"Your application is authenticating by using local Application Default Credentials. The aiplatform.googleapis.com API requires a quota project, which is not set by default. To learn how to set your quota project, see https://cloud.google.com/docs/authentication/adc-troubleshooting/user-creds .","status":"PERMISSION_DENIED"}}""");
+		assertThat(answer.kind()).isEqualTo(Answer.Kind.PASS);
+	}
+
+	/**
+	 * Anthropic's spend cap names when access resumes ("You will regain access on
+	 * 2025-11-01 at 00:00 UTC.", within a month of NOW): the exhaustion lasts until then,
+	 * not "unknown".
+	 */
+	@Test
+	void anthropicSpendCapComesBackWhenTheMessageSays() {
+		Answer answer = classify(DialectId.ANTHROPIC, 429, Map.of(),
+				"""
+						{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your API usage limits: your organization has crossed its monthly API usage threshold, set based on your organization's API tier. You will regain access on 2025-11-01 at 00:00 UTC.","details":{"error_code":"enforced_spend_limit_reached"}},"request_id":"req_018EeWyXxfu5pfWkrYcMdjWG"}""");
+		assertThat(answer.kind()).isEqualTo(Answer.Kind.EXHAUSTED);
+		assertThat(answer.reset(NOW)).isEqualTo(Instant.parse("2025-11-01T00:00:00Z"));
+	}
+
+	/**
+	 * Ollama's cloud refuses a spent session, hourly or weekly allowance with a 429 whose
+	 * body says "usage limit" (the simulator's spent quota says the same): a spent quota,
+	 * never retried.
+	 */
+	@Test
+	void ollamaUsageLimitIsASpentQuota() {
+		Answer answer = classify(DialectId.OLLAMA, 429, Map.of(), """
+				{"error":"you've reached your weekly usage limit, please wait or upgrade to continue"}""");
+		assertThat(answer.kind()).isEqualTo(Answer.Kind.EXHAUSTED);
+	}
+
+	/**
+	 * Bad input never breaks a call and takes a safe default with one log line: a
+	 * negative {@code retry-after} is left unread (the call backs off), and says so.
+	 */
+	@Test
+	void anUnreadableRetryAfterIsLeftOutWithALogLine(CapturedOutput output) {
+		Answer answer = classify(DialectId.OPENAI, 429, Map.of("retry-after", "-5"), """
+				{"error":{"message":"Rate limit reached.","type":"requests","code":"rate_limit_exceeded"}}""");
+		assertThat(answer.kind()).isEqualTo(Answer.Kind.RATE_LIMITED);
+		assertThat(answer.delay()).isNull();
+		assertThat(output).contains("retry-after");
+	}
+
 	private static Answer classify(String name, DialectId dialect) {
 		return classify(RecordedFixture.load(name), dialect);
 	}
@@ -253,7 +324,11 @@ class RefusalClassificationTests {
 	}
 
 	private static Answer classify(DialectId dialect, int status, Map<String, String> headers, String body) {
-		return Dialect.of(dialect).classify(status, headers::get, json(body), NOW);
+		// header names in any case, as every HTTP stack looks them up
+		Map<String, String> lower = new HashMap<>();
+		headers.forEach((name, value) -> lower.put(name.toLowerCase(java.util.Locale.ROOT), value));
+		return Dialect.of(dialect)
+			.classify(status, (name) -> lower.get(name.toLowerCase(java.util.Locale.ROOT)), json(body), NOW);
 	}
 
 	private static JsonNode json(String body) {

@@ -94,8 +94,15 @@ final class PropertyKeys {
 			}
 			Type next = properties.get(element);
 			if (next == null) {
-				String nearest = nearest(element, properties.keySet());
 				String rest = rest(name, i + 1);
+				// a key with more below it meant a property that takes more below it
+				// (models, not mode)
+				List<String> candidates = properties.entrySet()
+					.stream()
+					.filter((property) -> rest.isEmpty() || takesMore(raw(property.getValue())))
+					.map(Map.Entry::getKey)
+					.toList();
+				String nearest = nearest(element, candidates);
 				return new Diagnosis("no such property under " + path,
 						(nearest != null) ? path + "." + nearest + rest : null, List.copyOf(properties.keySet()));
 			}
@@ -325,6 +332,11 @@ final class PropertyKeys {
 		return properties;
 	}
 
+	/** Whether a property takes keys below it: a map, a list or an object. */
+	private static boolean takesMore(Class<?> type) {
+		return Map.class.isAssignableFrom(type) || Collection.class.isAssignableFrom(type) || !isValue(type);
+	}
+
 	private static boolean isValue(Class<?> type) {
 		return type.isPrimitive() || type.isEnum() || Number.class.isAssignableFrom(type) || type == Boolean.class
 				|| type == String.class || type == Duration.class || type == ZoneId.class
@@ -370,7 +382,7 @@ final class PropertyKeys {
 		for (String candidate : valid) {
 			boolean prefix = candidate.startsWith(name) || name.startsWith(candidate);
 			int distance = distance(name, candidate);
-			if (distance > Math.max(2, name.length() / 3) && !prefix) {
+			if (distance > Math.max(2, name.length() / 3) && !prefix || otherPeriod(name, candidate)) {
 				continue;
 			}
 			int score = distance * 2 - (prefix ? 1 : 0);
@@ -380,6 +392,22 @@ final class PropertyKeys {
 			}
 		}
 		return best;
+	}
+
+	/**
+	 * Whether two limits name different periods ({@code requests-per-second} is not a
+	 * misspelled {@code requests-per-day}): renamed, a limit would count another period.
+	 */
+	private static boolean otherPeriod(String name, String candidate) {
+		int mine = name.lastIndexOf("-per-");
+		int theirs = candidate.lastIndexOf("-per-");
+		if (mine < 0 || theirs < 0) {
+			return false;
+		}
+		String period = name.substring(mine + 5);
+		String other = candidate.substring(theirs + 5);
+		return !period.isEmpty() && !other.startsWith(period) && !period.startsWith(other)
+				&& distance(period, other) > 2;
 	}
 
 	private static int distance(String a, String b) {

@@ -654,4 +654,40 @@ class NoSilentMisconfigurationTests {
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
+	/**
+	 * A mistyped key with more keys below it meant a property that takes them: models,
+	 * not mode (an enum), which following the advice would only trade for another error.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					llm.quota.providers.openai.model.gpt-4o.requests-per-minute  | llm.quota.providers.openai.models.gpt-4o.requests-per-minute
+					llm.quota.providers.openai.modles.gpt-4o.requests-per-minute | llm.quota.providers.openai.models.gpt-4o.requests-per-minute
+					""")
+	void aMistypedMapKeySuggestsTheMapNotAValueNextToIt(String typo, String meant) {
+		this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com", typo + "=500")
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("did you mean " + meant + "?");
+				assertThat(analysis.getAction()).doesNotContain("openai.mode.gpt-4o");
+			});
+	}
+
+	/**
+	 * A limit of a period llm-quota has no dimension for is not renamed to another
+	 * period's: followed, the advice would make 10 a second 10 a day.
+	 */
+	@Test
+	void aLimitOfAnotherPeriodIsNotRenamedToADimensionThatCountsOtherwise() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.gpt-4o.requests-per-second=10")
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("requests-per-second");
+				assertThat(analysis.getAction())
+					.doesNotContain("rename it to llm.quota.providers.openai.models.gpt-4o.requests-per-day");
+			});
+	}
+
 }

@@ -16,6 +16,7 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.Ordered;
 import org.springframework.core.convert.ConversionFailedException;
+import org.springframework.core.convert.ConverterNotFoundException;
 
 /**
  * Explains a start-up stopped while binding {@code llm.quota.*}: a key that does not
@@ -41,6 +42,15 @@ class LlmQuotaBindFailureAnalyzer extends AbstractFailureAnalyzer<BindException>
 			return unknown(unbound, cause);
 		}
 		ConfigurationProperty property = cause.getProperty();
+		if (cause.getCause() instanceof ConverterNotFoundException) {
+			// a value where an object or a map goes (a model listed with no limits, a
+			// budget written as a number)
+			return analysis(new InvalidQuotaPropertyException(cause.getName().toString(),
+					(property != null) ? property.getValue() : "", "it takes properties below it, not a value",
+					"write its properties below it, as the configuration reference in the README shows; in YAML an"
+							+ " entry with none is written {}, for example gpt-4o: {}."),
+					cause);
+		}
 		if (property == null || !(cause.getCause() instanceof ConversionFailedException)) {
 			return null;
 		}

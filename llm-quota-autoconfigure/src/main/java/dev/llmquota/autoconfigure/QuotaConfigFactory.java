@@ -292,8 +292,10 @@ final class QuotaConfigFactory {
 	}
 
 	private static long micros(String property, double money) {
-		if (!(money > 0) || money > 9e12) {
-			throw new InvalidQuotaPropertyException(property, money, "a budget must be a positive amount",
+		// budgets count millionths: one that rounds to none is no budget
+		if (!(money > 0) || money > 9e12 || Math.round(money * 1_000_000) == 0) {
+			throw new InvalidQuotaPropertyException(property, money,
+					"a budget must be a positive amount, at least a millionth of the currency",
 					"set the most the calls may cost in the account's currency, for example 50.00.");
 		}
 		return Math.round(money * 1_000_000);

@@ -1,5 +1,7 @@
 package dev.llmquota.autoconfigure;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -13,9 +15,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.restclient.RestTemplateBuilder;
 import org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration;
 import org.springframework.boot.restclient.autoconfigure.RestTemplateAutoConfiguration;
@@ -26,8 +30,10 @@ import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfigurati
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.PropertySource;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
+import org.springframework.core.io.ByteArrayResource;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -688,6 +694,44 @@ class NoSilentMisconfigurationTests {
 				assertThat(analysis.getAction())
 					.doesNotContain("rename it to llm.quota.providers.openai.models.gpt-4o.requests-per-day");
 			});
+	}
+
+	/**
+	 * A value where llm-quota takes properties below it (a model listed with no limits, a
+	 * list of model names, a budget written as a number) names the property and the fix,
+	 * not Spring's "no converter found".
+	 */
+	@ParameterizedTest(name = "{0}")
+	@ValueSource(strings = { "models:\n          gpt-4o:\n", "models: [gpt-4o, gpt-4o-mini]\n", "budget: 50\n" })
+	void aValueWhereLlmQuotaTakesPropertiesIsExplained(String tail) throws IOException {
+		String yaml = "llm:\n  quota:\n    providers:\n      openai:\n        base-url: https://api.openai.com\n        "
+				+ tail;
+		List<PropertySource<?>> sources = new YamlPropertySourceLoader().load("application.yml",
+				new ByteArrayResource(yaml.getBytes(StandardCharsets.UTF_8)));
+		this.runner
+			.withInitializer((context) -> sources.forEach(context.getEnvironment().getPropertySources()::addFirst))
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.providers.openai")
+					.contains("takes properties below it");
+				assertThat(analysis.getAction()).contains("gpt-4o: {}");
+			});
+	}
+
+	/**
+	 * A budget below a millionth of the currency, which budgets count in, would be none:
+	 * start-up stops naming it, not with core's "must be positive".
+	 */
+	@Test
+	void aBudgetBelowAMillionthNamesItsProperty() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.budget.per-day=0.0000001",
+					"llm.quota.providers.openai.models.default.cost.input-per-million=1",
+					"llm.quota.providers.openai.models.default.cost.output-per-million=1")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains("llm.quota.providers.openai.budget.per-day"));
 	}
 
 }

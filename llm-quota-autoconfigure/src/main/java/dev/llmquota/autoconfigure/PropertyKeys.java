@@ -69,6 +69,9 @@ final class PropertyKeys {
 			Class<?> raw = raw(current);
 			String element = name.getElement(i, ConfigurationPropertyName.Form.DASHED);
 			if (Map.class.isAssignableFrom(raw)) {
+				if (name.isNumericIndex(i)) {
+					return listForMap(path);
+				}
 				String key = name.getElement(i, ConfigurationPropertyName.Form.ORIGINAL);
 				Type value = argument(current, 1);
 				Diagnosis dotted = dottedKey(name, i, value, path);
@@ -110,6 +113,45 @@ final class PropertyKeys {
 			current = next;
 		}
 		return new Diagnosis(path + " takes properties below it, not a value", null, List.of());
+	}
+
+	private static Diagnosis listForMap(CharSequence path) {
+		return new Diagnosis(path + " is a map of entries by id, not a list: in YAML write each entry as a key"
+				+ " (openai:, gpt-4o:), not as a list item (- openai:)", null, List.of());
+	}
+
+	/**
+	 * Returns the map a key writes as a list ({@code models[0].requests-per-minute}, from
+	 * YAML's {@code - requests-per-minute: 500}), or {@code null}: Spring Boot binds it
+	 * as the entry {@code 0}, which no call names.
+	 */
+	private static Diagnosis listUnderMap(ConfigurationPropertyName name) {
+		Type current = LlmQuotaProperties.class;
+		StringBuilder path = new StringBuilder("llm.quota");
+		for (int i = ROOT.getNumberOfElements(); i < name.getNumberOfElements(); i++) {
+			Class<?> raw = raw(current);
+			if (Map.class.isAssignableFrom(raw)) {
+				if (name.isNumericIndex(i)) {
+					return listForMap(path);
+				}
+				path.append('.').append(name.getElement(i, ConfigurationPropertyName.Form.ORIGINAL));
+				current = argument(current, 1);
+			}
+			else if (Collection.class.isAssignableFrom(raw)) {
+				path.append('[').append(name.getElement(i, ConfigurationPropertyName.Form.ORIGINAL)).append(']');
+				current = argument(current, 0);
+			}
+			else {
+				String element = name.getElement(i, ConfigurationPropertyName.Form.DASHED);
+				Type next = properties(raw).get(element);
+				if (next == null) {
+					return null;
+				}
+				path.append('.').append(element);
+				current = next;
+			}
+		}
+		return null;
 	}
 
 	/**
@@ -154,7 +196,13 @@ final class PropertyKeys {
 			for (String name : enumerable.getPropertyNames()) {
 				if (name.startsWith("llm.quota.")) {
 					// a credential's value is never shown
-					checkKeptCharacters(name, name.contains(".headers") ? "(not shown)" : source.getProperty(name));
+					Object value = name.contains(".headers") ? "(not shown)" : source.getProperty(name);
+					checkKeptCharacters(name, value);
+					Diagnosis list = listUnderMap(ConfigurationPropertyName.adapt(name, '.'));
+					if (list != null) {
+						throw new InvalidQuotaPropertyException(name, value, list.reason(),
+								"write the entry under a key of its own, its id.");
+					}
 				}
 			}
 		}

@@ -734,4 +734,26 @@ class NoSilentMisconfigurationTests {
 				.contains("llm.quota.providers.openai.budget.per-day"));
 	}
 
+	/**
+	 * A map written as a YAML list is explained as one, not as a key holding dots: a list
+	 * of providers fails to bind, and a list of models would bind as the model "0", which
+	 * no call names.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@ValueSource(strings = { "providers:\n      - openai:\n          base-url: https://api.openai.com\n",
+			"providers:\n      openai:\n        base-url: https://api.openai.com\n        models:\n"
+					+ "          - requests-per-minute: 500\n" })
+	void aMapWrittenAsAListIsExplained(String tail) throws IOException {
+		String yaml = "llm:\n  quota:\n    " + tail;
+		List<PropertySource<?>> sources = new YamlPropertySourceLoader().load("application.yml",
+				new ByteArrayResource(yaml.getBytes(StandardCharsets.UTF_8)));
+		this.runner
+			.withInitializer((context) -> sources.forEach(context.getEnvironment().getPropertySources()::addFirst))
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("is a map of entries by id, not a list")
+					.doesNotContain("holds dots");
+			});
+	}
+
 }

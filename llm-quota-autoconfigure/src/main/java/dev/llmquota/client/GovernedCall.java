@@ -6,10 +6,10 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.llmquota.core.Mode;
-import dev.llmquota.core.kernel.Arith;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
 import dev.llmquota.core.Usage;
+import dev.llmquota.core.kernel.Arith;
 import dev.llmquota.provider.Answer;
 import dev.llmquota.provider.Framing;
 import dev.llmquota.provider.HeaderLookup;

@@ -70,6 +70,10 @@ public record Answer(Kind kind, Dimension dimension, Duration delay, boolean who
 		return new Answer(Kind.EXHAUSTED, dimension, until, false, false, reason);
 	}
 
+	static Answer accountExhausted(Duration until, String reason) {
+		return new Answer(Kind.EXHAUSTED, null, until, true, false, reason);
+	}
+
 	static Answer tooLarge(Dimension dimension, String reason) {
 		return new Answer(Kind.TOO_LARGE, dimension, null, false, false, reason);
 	}

@@ -134,8 +134,7 @@ final class AnthropicDialect implements Dialect {
 				|| "billing_error".equals(type) || lower.contains("credit balance is too low")
 				|| lower.contains("api usage limits")) {
 			Instant back = regainedAt(message);
-			return (back != null && back.isAfter(now))
-					? new Answer(Answer.Kind.EXHAUSTED, null, Duration.between(now, back), true, false, message)
+			return (back != null && back.isAfter(now)) ? Answer.accountExhausted(Duration.between(now, back), message)
 					: Answer.exhausted(null, true, message);
 		}
 		if ("overloaded_error".equals(type)) {

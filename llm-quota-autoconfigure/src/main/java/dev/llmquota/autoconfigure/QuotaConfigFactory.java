@@ -140,7 +140,7 @@ final class QuotaConfigFactory {
 		URI baseUrl = baseUrl(prefix, provider.getBaseUrl(), provider.getDialect());
 		DialectId dialect = dialect(prefix, baseUrl, provider.getDialect());
 		ZoneId zone = provider.getDayZone();
-		positive(prefix + "burst-window", provider.getBurstWindow(), "for example 2s (the default)");
+		burstWindow(prefix + "burst-window", provider.getBurstWindow());
 		Limits account = budgets(prefix + "budget.", provider.getBudget(),
 				limits(prefix + "account.", provider.getAccount()));
 		Map<String, PoolSpec> models = new LinkedHashMap<>();
@@ -207,7 +207,7 @@ final class QuotaConfigFactory {
 		Limits limits = limits(prefix, model);
 		positive(prefix + "expected-latency", model.getExpectedLatency(), "for example 2s (the default)");
 		Duration burstWindow = (model.getBurstWindow() != null) ? model.getBurstWindow() : provider.getBurstWindow();
-		positive(prefix + "burst-window", burstWindow, "for example 2s (the default)");
+		burstWindow(prefix + "burst-window", burstWindow);
 		if (model.getDefaultMaxTokens() < 0) {
 			throw new InvalidQuotaPropertyException(prefix + "default-max-tokens", model.getDefaultMaxTokens(),
 					"an output ceiling cannot be negative",
@@ -422,6 +422,21 @@ final class QuotaConfigFactory {
 		if (value == null || value.isNegative() || value.isZero()) {
 			throw new InvalidQuotaPropertyException(property, value, "the duration must be positive",
 					"set a positive duration, " + example + ".");
+		}
+	}
+
+	/**
+	 * A rate bucket holds its per-minute limit over this window: a window past a minute
+	 * lets more than a minute's limit through at once, which a provider that meters per
+	 * minute refuses.
+	 */
+	private static void burstWindow(String property, Duration value) {
+		positive(property, value, "for example 2s (the default)");
+		if (value.compareTo(Duration.ofMinutes(1)) > 0) {
+			throw new InvalidQuotaPropertyException(property, value,
+					"a window longer than a minute lets more than a minute's limit through at once",
+					"set at most 1m: the provider's own window (OpenAI's is about 10s, Azure's 1 to 10s), or 2s (the"
+							+ " default).");
 		}
 	}
 

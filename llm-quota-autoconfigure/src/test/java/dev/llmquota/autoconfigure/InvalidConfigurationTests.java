@@ -1,5 +1,6 @@
 package dev.llmquota.autoconfigure;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -43,6 +44,22 @@ class InvalidConfigurationTests {
 				.contains(property);
 			assertThat(analysis.getAction()).contains(property).contains(example);
 		});
+	}
+
+	/**
+	 * A burst window past a minute makes a bucket hold more than a minute's limit: a 500
+	 * a minute pool would let 2,500 through at once, every one past the first minute's
+	 * refused by the provider.
+	 */
+	@Test
+	void aBurstWindowLongerThanAMinuteStopsStartUp() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.burst-window=5m",
+					"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=500")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains("llm.quota.providers.openai.burst-window"));
 	}
 
 }

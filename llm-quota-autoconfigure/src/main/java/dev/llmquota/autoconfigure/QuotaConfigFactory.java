@@ -326,7 +326,8 @@ final class QuotaConfigFactory {
 	}
 
 	private static double price(String property, Double price) {
-		if (price == null || price < 0 || price.isNaN()) {
+		// an infinite price makes every call's cost infinite: no budget pays for one
+		if (price == null || price < 0 || !Double.isFinite(price)) {
 			throw new InvalidQuotaPropertyException(property, price, "a price per million tokens is needed",
 					"set both input-per-million and output-per-million, for example 2.50 and 10.00.");
 		}

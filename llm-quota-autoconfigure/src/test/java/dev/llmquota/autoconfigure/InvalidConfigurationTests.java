@@ -62,4 +62,15 @@ class InvalidConfigurationTests {
 				.contains("llm.quota.providers.openai.burst-window"));
 	}
 
+	/** A price that is no finite number would make every call's cost infinite. */
+	@Test
+	void anInfinitePriceStopsStartUp() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.models.gpt-4o.cost.input-per-million=2.5",
+					"llm.quota.providers.openai.models.gpt-4o.cost.output-per-million=Infinity")
+			.run((context) -> assertThat(
+					LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure()).getDescription())
+				.contains("llm.quota.providers.openai.models.gpt-4o.cost.output-per-million"));
+	}
+
 }

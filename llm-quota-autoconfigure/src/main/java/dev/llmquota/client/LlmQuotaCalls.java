@@ -419,7 +419,8 @@ public final class LlmQuotaCalls {
 			raw = 0;
 		}
 		boolean streaming = generates && dialect.streaming(uri, json);
-		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, json, body) : body;
+		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, uri, json, body)
+				: body;
 		return new CallPlan(entry, pool, demand, raw, estimator, generates, streaming,
 				streaming && dialect.refusesInStream(uri), dialect.framing(streaming), sent,
 				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)), uri, null);
@@ -666,9 +667,12 @@ public final class LlmQuotaCalls {
 	 * Asks an OpenAI-style stream for its final usage chunk; any other body is sent as it
 	 * is.
 	 */
-	private static byte[] withStreamUsage(Dialect dialect, JsonNode fields, byte[] body) {
+	private static byte[] withStreamUsage(Dialect dialect, URI uri, JsonNode fields, byte[] body) {
 		boolean openAi = dialect.id() == DialectId.OPENAI || dialect.id() == DialectId.AZURE_OPENAI;
-		if (!openAi || fields == null) {
+		// a Responses stream carries its usage in its last event, and the API takes no
+		// include_usage: asked for it, it would refuse the call
+		String path = uri.getRawPath();
+		if (!openAi || fields == null || (path != null && path.endsWith("/responses"))) {
 			return body;
 		}
 		JsonNode options = fields.get("stream_options");

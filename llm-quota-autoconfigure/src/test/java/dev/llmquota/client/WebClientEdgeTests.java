@@ -129,6 +129,27 @@ class WebClientEdgeTests {
 		}
 	}
 
+	/**
+	 * A Responses stream carries its usage in its last event, and the API knows no
+	 * include_usage: the call goes as written, never refused for an option it added.
+	 */
+	@Test
+	void addsNoStreamUsageToAResponsesCall() {
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "text/event-stream"), SSE);
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.add-stream-usage=true")) {
+			app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/responses")
+				.bodyValue(Map.of("model", "gpt-4o", "stream", true, "input", "Hi"))
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE);
+			JsonNode sent = JsonMapper.shared().readTree(server.requests().get(0));
+			assertThat(sent.has("stream_options")).isFalse();
+		}
+	}
+
 	@Test
 	void aBodyNobodyReadsGivesItsSlotsBackAfterTheLeaseTimeout() {
 		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),

@@ -57,15 +57,6 @@ final class EventStreamDecoder {
 	}
 
 	/**
-	 * Returns whether bytes of an unfinished message wait for more: a stream that ends so
-	 * was cut short.
-	 * @return whether a message is incomplete
-	 */
-	boolean incomplete() {
-		return this.pendingLength > 0;
-	}
-
-	/**
 	 * Reads the next bytes; every message they complete is handed on.
 	 * @param bytes the bytes; their position is not changed
 	 */

@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
@@ -54,7 +55,7 @@ final class Pools {
 
 	Pool pool(String provider, String model) {
 		Entry entry = entry(provider);
-		Pool pool = entry.configured.get(model);
+		Pool pool = entry.configured(model);
 		if (pool != null) {
 			return pool;
 		}
@@ -97,7 +98,7 @@ final class Pools {
 
 	/** A pool that exists: configured, or made for an unlisted model that was called. */
 	Pool existingPool(Entry entry, String provider, String model) {
-		Pool pool = entry.configured.get(model);
+		Pool pool = entry.configured(model);
 		if (pool == null) {
 			this.unlistedLock.lock();
 			try {
@@ -194,6 +195,14 @@ final class Pools {
 
 		private final Map<String, Pool> configured = new HashMap<>();
 
+		/**
+		 * The configured pools by their ids and aliases in lower case, for a call that
+		 * names its model in another case than the configuration ("GPT-4o" for gpt-4o):
+		 * the same model, its limits apply. An id that two pools share in lower case
+		 * matches neither.
+		 */
+		private final Map<String, Pool> folded = new HashMap<>();
+
 		Entry(ProviderSpec spec, QuotaSettings settings, QuotaStore store, QuotaClock clock, QuotaEvents events,
 				Executor storeThread) {
 			this.spec = spec;
@@ -209,6 +218,22 @@ final class Pools {
 				this.configured.put(model.model(), pool);
 				model.aliases().forEach((alias) -> this.configured.put(alias, pool));
 			});
+			Map<String, Pool> ambiguous = new HashMap<>();
+			this.configured.forEach((id, pool) -> {
+				Pool other = this.folded.putIfAbsent(id.toLowerCase(Locale.ROOT), pool);
+				if (other != null && other != pool) {
+					ambiguous.put(id.toLowerCase(Locale.ROOT), pool);
+				}
+			});
+			ambiguous.keySet().forEach(this.folded::remove);
+		}
+
+		/**
+		 * The configured pool a call's model names, in any case; {@code null} if none.
+		 */
+		Pool configured(String model) {
+			Pool pool = this.configured.get(model);
+			return (pool != null || model == null) ? pool : this.folded.get(model.toLowerCase(Locale.ROOT));
 		}
 
 	}

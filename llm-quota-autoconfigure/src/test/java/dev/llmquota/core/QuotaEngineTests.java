@@ -767,6 +767,26 @@ class QuotaEngineTests {
 		assertThat(this.localStore.size()).as("the evicted pool's buckets are forgotten").isEqualTo(2);
 	}
 
+	/**
+	 * A model configured as GPT-4o and called as gpt-4o (or the other way round) is one
+	 * model: its limits apply, not the template's or none. An id two configured pools
+	 * share but for case matches neither but by its exact case.
+	 */
+	@Test
+	void aModelNamedInAnotherCaseThanConfiguredIsGovernedByItsLimits() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("GPT-4o", limits(REQUESTS_PER_MINUTE, 500), "GPT-4o-2024-08-06")
+			.model("o3", limits(REQUESTS_PER_MINUTE, 50))
+			.model("O3", limits(REQUESTS_PER_MINUTE, 60))
+			.template(limits(REQUESTS_PER_MINUTE, 100))
+			.engine(this.localStore, this.clock);
+		assertThat(engine.pool("openai", "gpt-4o")).isSameAs(engine.pool("openai", "GPT-4o"));
+		assertThat(engine.pool("openai", "gpt-4o-2024-08-06")).isSameAs(engine.pool("openai", "GPT-4o"));
+		assertThat(engine.pool("openai", "O3").spec().limits().asMap()).containsEntry(REQUESTS_PER_MINUTE, 60L);
+		assertThat(engine.pool("openai", "o3").spec().limits().asMap()).containsEntry(REQUESTS_PER_MINUTE, 50L);
+		assertThat(engine.pool("openai", "o3-mini").spec().limits().asMap()).containsEntry(REQUESTS_PER_MINUTE, 100L);
+	}
+
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void accountCeilingsBindAcrossPools(TestStores.Kind store) {

@@ -109,15 +109,18 @@ final class Refusals {
 
 	/**
 	 * Returns the message of an OpenAI-, Anthropic- or Google-style error body, or
-	 * Ollama's ({@code {"error": "..."}}).
+	 * Ollama's ({@code {"error": "..."}}). A top-level {@code message} comes before a
+	 * string {@code error}: beside one, that is the HTTP reason phrase (a gateway's
+	 * {@code {"message": "...", "error": "Too Many Requests"}}, as NestJS and Spring Boot
+	 * write them).
 	 */
 	static String message(JsonNode body) {
 		String nested = Json.text(body, "error", "message");
 		if (nested != null) {
 			return nested;
 		}
-		String plain = Json.text(body, "error");
-		return (plain != null) ? plain : Json.text(body, "message");
+		String message = Json.text(body, "message");
+		return (message != null) ? message : Json.text(body, "error");
 	}
 
 }

@@ -310,6 +310,24 @@ class RefusalClassificationTests {
 		assertThat(output).contains("retry-after");
 	}
 
+	/**
+	 * A gateway's refusal ({@code {"message": ..., "error": "Forbidden"}}, as NestJS and
+	 * Spring Boot write them) is read from its message, not its reason phrase.
+	 */
+	@Test
+	void aGatewaysRefusalIsReadFromItsMessageNotItsReasonPhrase() {
+		Answer spent = classify(DialectId.OPENAI, 403, Map.of(),
+				"""
+						{"statusCode":403,"message":"Monthly token quota exceeded for team ml-platform","error":"Forbidden"}""");
+		assertThat(spent.kind()).isEqualTo(Answer.Kind.EXHAUSTED);
+		assertThat(spent.reason()).isEqualTo("Monthly token quota exceeded for team ml-platform");
+		Answer day = classify(DialectId.OPENAI, 429, Map.of(),
+				"""
+						{"statusCode":429,"message":"Rate limit reached for requests per day (RPD): limit 10000","error":"Too Many Requests"}""");
+		assertThat(day.dimension()).isEqualTo(Dimension.REQUESTS_PER_DAY);
+		assertThat(day.kind()).isEqualTo(Answer.Kind.EXHAUSTED);
+	}
+
 	private static Answer classify(String name, DialectId dialect) {
 		return classify(RecordedFixture.load(name), dialect);
 	}

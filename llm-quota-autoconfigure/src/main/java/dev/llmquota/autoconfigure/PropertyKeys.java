@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 import org.springframework.beans.BeanUtils;
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
@@ -38,6 +39,10 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
 final class PropertyKeys {
 
 	private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("llm.quota");
+
+	/** The variables Kubernetes sets in every pod for a Service named llm-quota. */
+	private static final Pattern SERVICE_LINK = Pattern
+		.compile("LLM_QUOTA_(SERVICE_HOST|SERVICE_PORT(_.*)?|PORT(_\\d+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?)?)");
 
 	private PropertyKeys() {
 	}
@@ -69,7 +74,7 @@ final class PropertyKeys {
 			Class<?> raw = raw(current);
 			String element = name.getElement(i, ConfigurationPropertyName.Form.DASHED);
 			if (Map.class.isAssignableFrom(raw)) {
-				if (name.isNumericIndex(i)) {
+				if (listItem(name, i)) {
 					return listForMap(path);
 				}
 				String key = name.getElement(i, ConfigurationPropertyName.Form.ORIGINAL);
@@ -115,6 +120,16 @@ final class PropertyKeys {
 		return new Diagnosis(path + " takes properties below it, not a value", null, List.of());
 	}
 
+	/**
+	 * Whether an element is a YAML list's first item ({@code [0]}): a bracketed numeric
+	 * id ({@code "[2024]":}, an Azure deployment named by a number) reads the same, but
+	 * every list has a first item, so only {@code [0]} is taken for one.
+	 */
+	private static boolean listItem(ConfigurationPropertyName name, int index) {
+		return name.isNumericIndex(index)
+				&& "0".equals(name.getElement(index, ConfigurationPropertyName.Form.ORIGINAL));
+	}
+
 	private static Diagnosis listForMap(CharSequence path) {
 		return new Diagnosis(path + " is a map of entries by id, not a list: in YAML write each entry as a key"
 				+ " (openai:, gpt-4o:), not as a list item (- openai:)", null, List.of());
@@ -131,7 +146,7 @@ final class PropertyKeys {
 		for (int i = ROOT.getNumberOfElements(); i < name.getNumberOfElements(); i++) {
 			Class<?> raw = raw(current);
 			if (Map.class.isAssignableFrom(raw)) {
-				if (name.isNumericIndex(i)) {
+				if (listItem(name, i)) {
 					return listForMap(path);
 				}
 				path.append('.').append(name.getElement(i, ConfigurationPropertyName.Form.ORIGINAL));
@@ -209,7 +224,7 @@ final class PropertyKeys {
 	}
 
 	/**
-	 * Records the names a binding bound, for {@link #checkVariables}.
+	 * Records the names a binding bound, for {@link #unboundVariables}.
 	 */
 	static final class Bound extends AbstractBindHandler {
 
@@ -229,34 +244,38 @@ final class PropertyKeys {
 	}
 
 	/**
-	 * Stops start-up for an environment variable under {@code LLM_QUOTA_} that set
-	 * nothing (a mistyped name): Spring Boot binds a variable by its letters and digits
-	 * alone ({@code LLM_QUOTA_MAX_WAIT} is {@code llm.quota.max-wait}), so one that
-	 * matches no bound property's letters and digits bound to nothing. A variable a
-	 * placeholder names ({@code ${LLM_QUOTA_OPENAI_KEY}}) is the application's own.
+	 * Returns the environment variables under {@code LLM_QUOTA_} that set nothing (a
+	 * mistyped name), for a warning: Spring Boot binds a variable by its letters and
+	 * digits alone ({@code LLM_QUOTA_MAX_WAIT} is {@code llm.quota.max-wait}), so one
+	 * that matches no bound property's letters and digits bound to nothing. Not a stop:
+	 * such a name may be the application's own, read with {@code @Value}. Left out: one a
+	 * placeholder names ({@code ${LLM_QUOTA_OPENAI_KEY}}), an empty one, and the ones
+	 * Kubernetes sets for a Service named llm-quota ({@code LLM_QUOTA_SERVICE_HOST},
+	 * {@code LLM_QUOTA_PORT_8080_TCP}).
 	 * @param environment the environment whose variables are read
 	 * @param bound what the binding bound
-	 * @throws InvalidQuotaPropertyException for the first such variable
+	 * @return the variables' names
 	 */
-	static void checkVariables(Environment environment, Bound bound) {
+	static List<String> unboundVariables(Environment environment, Bound bound) {
+		List<String> unbound = new ArrayList<>();
 		if (!(environment instanceof ConfigurableEnvironment configurable)) {
-			return;
+			return unbound;
 		}
 		for (PropertySource<?> source : configurable.getPropertySources()) {
 			if (!(source instanceof SystemEnvironmentPropertySource variables)) {
 				continue;
 			}
 			for (String name : variables.getPropertyNames()) {
-				if (name.toUpperCase(Locale.ROOT).startsWith("LLM_QUOTA_") && !bound.names.contains(squeezed(name))
+				String upper = name.toUpperCase(Locale.ROOT);
+				Object value = variables.getProperty(name);
+				if (upper.startsWith("LLM_QUOTA_") && !SERVICE_LINK.matcher(upper).matches() && value != null
+						&& !value.toString().isBlank() && !bound.names.contains(squeezed(name))
 						&& !placeholderNames(configurable, name)) {
-					// a credential's value is never shown
-					throw new InvalidQuotaPropertyException(name, "(not shown)",
-							"the environment variable sets no property under llm.quota",
-							"correct its name: LLM_QUOTA_ and the property's path in upper case, dots and dashes"
-									+ " as underscores (LLM_QUOTA_MAX_WAIT for llm.quota.max-wait), or remove it.");
+					unbound.add(name);
 				}
 			}
 		}
+		return unbound;
 	}
 
 	/**

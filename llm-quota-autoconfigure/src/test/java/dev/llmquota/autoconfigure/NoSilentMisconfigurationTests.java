@@ -630,33 +630,55 @@ class NoSilentMisconfigurationTests {
 	}
 
 	/**
-	 * A mistyped variable under LLM_QUOTA_ sets nothing: start-up stops naming it, and
-	 * never shows its value (a variable may hold a key). One a placeholder names is the
-	 * application's own.
+	 * A mistyped variable under LLM_QUOTA_ sets nothing: a warning names it, never its
+	 * value (a variable may hold a key). It does not stop start-up, since an application
+	 * may read a variable of that name itself; nor do one a placeholder names, an empty
+	 * one, or those Kubernetes sets for a Service named llm-quota.
 	 */
 	@Test
-	void aMistypedEnvironmentVariableStopsStartUpNamingIt() {
-		this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com")
-			.withInitializer(
-					(context) -> context.getEnvironment()
-						.getPropertySources()
-						.addFirst(new SystemEnvironmentPropertySource(
-								StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
-								Map.of("LLM_QUOTA_MAX_WIAT", "5s"))))
-			.run((context) -> {
-				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
-				assertThat(analysis.getDescription()).contains("LLM_QUOTA_MAX_WIAT").doesNotContain("5s");
-				assertThat(analysis.getAction()).contains("LLM_QUOTA_MAX_WAIT for llm.quota.max-wait");
-			});
-		this.runner
-			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
-					"llm.quota.providers.openai.headers.authorization=Bearer ${LLM_QUOTA_OPENAI_KEY}")
-			.withInitializer(
-					(context) -> context.getEnvironment()
-						.getPropertySources()
-						.addFirst(new SystemEnvironmentPropertySource(
-								StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
-								Map.of("LLM_QUOTA_OPENAI_KEY", "sk-test"))))
+	void aMistypedEnvironmentVariableIsNamedInAWarning(CapturedOutput output) {
+		withVariables(Map.of("LLM_QUOTA_MAX_WIAT", "5s")).run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("The environment variable LLM_QUOTA_MAX_WIAT sets no property under llm.quota")
+			.contains("LLM_QUOTA_MAX_WAIT for llm.quota.max-wait")
+			.doesNotContain("5s");
+		withVariables(Map.of("LLM_QUOTA_OPENAI_KEY", "sk-test", "LLM_QUOTA_MAX_WAIT", "", "LLM_QUOTA_SERVICE_HOST",
+				"10.0.0.11", "LLM_QUOTA_SERVICE_PORT", "8080", "LLM_QUOTA_PORT", "tcp://10.0.0.11:8080",
+				"LLM_QUOTA_PORT_8080_TCP_ADDR", "10.0.0.11"))
+			.withPropertyValues("llm.quota.providers.openai.headers.authorization=Bearer ${LLM_QUOTA_OPENAI_KEY}")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).doesNotContain("LLM_QUOTA_OPENAI_KEY sets")
+			.doesNotContain("LLM_QUOTA_MAX_WAIT sets")
+			.doesNotContain("LLM_QUOTA_SERVICE")
+			.doesNotContain("LLM_QUOTA_PORT");
+	}
+
+	private ApplicationContextRunner withVariables(Map<String, Object> variables) {
+		return this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com")
+			.withInitializer((context) -> context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new SystemEnvironmentPropertySource(
+						StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, variables)));
+	}
+
+	/**
+	 * A bracketed numeric id (an Azure deployment named by a number) is no list item:
+	 * only a list's first item, [0], is taken for one.
+	 */
+	@Test
+	void aBracketedNumericModelIdStarts() throws IOException {
+		String yaml = """
+				llm:
+				  quota:
+				    providers:
+				      azure:
+				        base-url: https://example.openai.azure.com
+				        models:
+				          "[2024]": { requests-per-minute: 10 }
+				""";
+		List<PropertySource<?>> sources = new YamlPropertySourceLoader().load("application.yml",
+				new ByteArrayResource(yaml.getBytes(StandardCharsets.UTF_8)));
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LlmQuotaAutoConfiguration.class))
+			.withInitializer((context) -> sources.forEach(context.getEnvironment().getPropertySources()::addFirst))
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
 

@@ -100,6 +100,11 @@ final class AdmissionQueue {
 		List<Runnable> after = new ArrayList<>();
 		this.lock.lock();
 		try {
+			if (waiter.state() == Waiter.State.DONE) {
+				// its subscriber cancelled as it subscribed, before it was queued: it
+				// takes nothing
+				return;
+			}
 			if (this.closed) {
 				waiter.fail(QueueBooks.closedException(waiter), after);
 			}

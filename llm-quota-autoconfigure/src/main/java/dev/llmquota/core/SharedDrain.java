@@ -410,22 +410,48 @@ final class SharedDrain extends QueueBooks implements Drain {
 		return key.equals(waiter.pool.sanctionsKey()) ? waiter.pool.sanctions() : waiter.pool.account().sanctions();
 	}
 
-	/** Admits a call booked ahead, at its start time. */
+	/**
+	 * Admits a call booked ahead, at its start time. A rate limit or a spent quota heard
+	 * since it was booked holds it as it holds a waiting call: it starts when the penalty
+	 * ends (or fails at its deadline), and fails fast on a spent quota, its booking given
+	 * back.
+	 */
 	private void start(Waiter waiter) {
 		List<Runnable> after = new ArrayList<>();
+		Booking.Booked unstarted = null;
 		this.queue.lock().lock();
 		try {
 			if (waiter.state() != Waiter.State.SCHEDULED) {
 				return;
 			}
+			long now = this.queue.clock().nanoTime();
+			runs(now, this.queue.clock().instant(), after);
+			long end = penaltyEnd(waiter, now);
+			if (super.exhausted(waiter, now)) {
+				unstarted = unschedule(waiter);
+				fail(waiter, Admission.Failure.EXHAUSTED, now);
+				return;
+			}
+			if (end > now && end > waiter.deadline) {
+				unstarted = unschedule(waiter);
+				fail(waiter, Admission.Failure.TIMED_OUT, now);
+				return;
+			}
+			if (end > now) {
+				waiter.startsWith(this.queue.clock().schedule(end - now, () -> start(waiter)));
+				return;
+			}
 			this.scheduled.remove(waiter);
 			Booking.Booked booked = waiter.started();
-			this.queue.admit(waiter, booked, waiter.weights(), this.queue.clock().nanoTime(), after);
+			this.queue.admit(waiter, booked, waiter.weights(), now, after);
 		}
 		finally {
 			this.queue.lock().unlock();
+			if (unstarted != null) {
+				this.queue.giveBack(unstarted);
+			}
+			Signals.emit(after);
 		}
-		Signals.emit(after);
 	}
 
 	/**

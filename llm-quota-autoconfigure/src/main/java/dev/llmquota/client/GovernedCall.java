@@ -2,12 +2,14 @@ package dev.llmquota.client;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.llmquota.core.Mode;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
+import dev.llmquota.core.ServerLimit;
 import dev.llmquota.core.Usage;
 import dev.llmquota.core.kernel.Arith;
 import dev.llmquota.provider.Answer;
@@ -33,6 +35,9 @@ public final class GovernedCall {
 	private volatile ResponseReader reader;
 
 	private final AtomicBoolean ended = new AtomicBoolean();
+
+	/** A refusal's rate-limit reports, taken into the books after its tokens are back. */
+	private volatile List<ServerLimit> refusalReports = List.of();
 
 	private volatile int status;
 
@@ -79,8 +84,15 @@ public final class GovernedCall {
 			// a call that succeeds ends any exhaustion: a probe found the quota back
 			this.engine.succeeded(this.permit);
 		}
-		this.engine.observe(this.plan.pool(),
-				this.plan.entry().dialect().rateLimits(headers, this.engine.clock().instant()));
+		List<ServerLimit> reports = this.plan.entry().dialect().rateLimits(headers, this.engine.clock().instant());
+		if (this.status >= 400) {
+			// a refusal's headers count nothing of the call they refused: they correct
+			// the books once its reservation is back, not before (it would come back on
+			// top of them)
+			this.refusalReports = reports;
+			return;
+		}
+		this.engine.observe(this.plan.pool(), reports);
 	}
 
 	/**
@@ -257,6 +269,7 @@ public final class GovernedCall {
 	 */
 	private void refuseTokens() {
 		this.permit.refuse(this.plan.entry().provider().chargeRefusedRequests());
+		this.engine.observe(this.plan.pool(), this.refusalReports);
 	}
 
 	/**

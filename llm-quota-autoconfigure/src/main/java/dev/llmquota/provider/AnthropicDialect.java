@@ -84,6 +84,14 @@ final class AnthropicDialect implements Dialect {
 		read(limits, headers, Dimension.OUTPUT_TOKENS_PER_MINUTE, "output-tokens", now);
 		// the most restrictive token limit in effect, or input plus output
 		read(limits, headers, Dimension.TOKENS_PER_MINUTE, "tokens", now);
+		// A report whose bucket was full again by the time the answer was sent (its
+		// reset at or before the answer's Date: a long call's headers, written as it
+		// was admitted) says nothing of now. Both instants are the provider's clock,
+		// so no skew between it and this one enters.
+		Instant sent = Durations.httpDate(headers.get("date"));
+		if (sent != null) {
+			limits.removeIf((limit) -> limit.reset() != null && !limit.reset().isAfter(sent));
+		}
 		return limits;
 	}
 

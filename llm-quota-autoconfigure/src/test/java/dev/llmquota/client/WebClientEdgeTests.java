@@ -150,6 +150,39 @@ class WebClientEdgeTests {
 		}
 	}
 
+	/**
+	 * A 429's headers say what the provider has left without the call it refused: the
+	 * books end there, the refused call's reservation given back before they correct
+	 * them, not on top of them.
+	 */
+	@Test
+	void aRefusalsHeadersCorrectTheBooksAfterItsReservationIsBack() {
+		try (LoopbackServer server = new LoopbackServer(429,
+				Map.of("content-type", "application/json", "retry-after", "20", "x-ratelimit-limit-tokens", "60000",
+						"x-ratelimit-remaining-tokens", "20000", "x-ratelimit-reset-tokens", "40s"),
+				"{\"error\":{\"message\":\"Rate limit reached for gpt-4o on tokens per min (TPM)\","
+						+ "\"type\":\"tokens\",\"code\":\"rate_limit_exceeded\"}}");
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai", "llm.quota.headroom=0.8",
+						"llm.quota.providers.p.burst-window=60s",
+						"llm.quota.providers.p.models.m.tokens-per-minute=60000", "llm.quota.max-wait=1s")) {
+			assertThatException().isThrownBy(() -> app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.bodyValue(Map.of("model", "m", "max_tokens", 4_000, "messages",
+						List.of(Map.of("role", "user", "content", "Hi"))))
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE));
+			await().atMost(PATIENCE).until(() -> app.engine().inFlight(app.engine().pool("p", "m").account()) == 0);
+			assertThat(app.engine()
+				.snapshot(app.engine().pool("p", "m"))
+				.bucket(BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE)
+				.remaining()).as("20,000 left, less the 12,000 kept for others (and what refilled since, 800 a second)")
+				.isBetween(8_000L, 10_000L);
+		}
+	}
+
 	@Test
 	void aBodyNobodyReadsGivesItsSlotsBackAfterTheLeaseTimeout() {
 		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "application/json"),

@@ -1,0 +1,79 @@
+package dev.llmquota.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Map;
+
+import dev.llmquota.provider.Dialect;
+import dev.llmquota.provider.DialectId;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static dev.llmquota.core.BucketSpec.Scope.POOL;
+import static dev.llmquota.core.Calls.acquire;
+import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
+import static dev.llmquota.core.TestConfigs.limits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Corrections from a provider's rate-limit headers, driven by a manual clock.
+ */
+class HeaderCorrectionTests {
+
+	private final ManualClock clock = new ManualClock();
+
+	private final TestStores stores = new TestStores();
+
+	@AfterEach
+	void closeStores() {
+		this.stores.close();
+	}
+
+	/**
+	 * A long call's answer carries headers the provider wrote when it admitted the call
+	 * (the simulator does the same: states at arrival, sent after generation). Anthropic
+	 * says when its bucket is full again; when that instant is before the answer's own
+	 * Date, its "remaining" says nothing about now and must not lower the books.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aReportWhoseResetHasPassedDoesNotLowerTheBooks(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.burstWindow(Duration.ofSeconds(60))
+			.inFlightGate(false)
+			.model("claude", limits(INPUT_TOKENS_PER_MINUTE, 50_000))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "claude");
+		Instant sent = this.clock.instant();
+		Calls.Call longCall = acquire(engine, pool, new Demand(1_000, 0));
+		assertThat(longCall.admitted()).isTrue();
+		// the answer comes 90 s later; its headers say the bucket was empty at 12:00:00
+		// and full again at 12:01:00, 30 s ago
+		this.clock.advance(Duration.ofSeconds(90));
+		Map<String, String> headers = Map.of("anthropic-ratelimit-input-tokens-limit", "50000",
+				"anthropic-ratelimit-input-tokens-remaining", "0", "anthropic-ratelimit-input-tokens-reset",
+				sent.plusSeconds(60).toString(), "date",
+				DateTimeFormatter.RFC_1123_DATE_TIME.format(this.clock.instant().atZone(ZoneOffset.UTC)));
+		List<ServerLimit> reports = Dialect.of(DialectId.ANTHROPIC).rateLimits(headers::get, this.clock.instant());
+		engine.observe(pool, reports);
+		longCall.permit().complete(new Usage(1_000, 0, 0));
+		assertThat(remaining(engine, pool, INPUT_TOKENS_PER_MINUTE))
+			.as("the provider's bucket has been full for 30 s; ours had refilled to its capacity")
+			.isEqualTo(40_000);
+		assertThat(acquire(engine, pool, new Demand(1_000, 0)).admitted())
+			.as("a call the provider has room for starts at once")
+			.isTrue();
+	}
+
+	private long remaining(QuotaEngine engine, Pool pool, Dimension dimension) {
+		engine.awaitQuiet();
+		return engine.snapshot(pool).bucket(POOL, dimension).remaining();
+	}
+
+}

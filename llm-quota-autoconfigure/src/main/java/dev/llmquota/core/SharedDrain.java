@@ -412,9 +412,9 @@ final class SharedDrain extends QueueBooks implements Drain {
 
 	/**
 	 * Admits a call booked ahead, at its start time. A rate limit or a spent quota heard
-	 * since it was booked holds it as it holds a waiting call: it starts when the penalty
-	 * ends (or fails at its deadline), and fails fast on a spent quota, its booking given
-	 * back.
+	 * since it was booked treats it as a waiting call: back in the queue until the
+	 * penalty ends (failing at its deadline), or failed fast on a spent quota; its
+	 * booking is given back either way.
 	 */
 	private void start(Waiter waiter) {
 		List<Runnable> after = new ArrayList<>();
@@ -426,19 +426,24 @@ final class SharedDrain extends QueueBooks implements Drain {
 			}
 			long now = this.queue.clock().nanoTime();
 			runs(now, this.queue.clock().instant(), after);
-			long end = penaltyEnd(waiter, now);
 			if (super.exhausted(waiter, now)) {
 				unstarted = unschedule(waiter);
 				fail(waiter, Admission.Failure.EXHAUSTED, now);
+				// its gates are free: calls waiting for them may go
+				run(after);
 				return;
 			}
-			if (end > now && end > waiter.deadline) {
-				unstarted = unschedule(waiter);
-				fail(waiter, Admission.Failure.TIMED_OUT, now);
-				return;
-			}
+			long end = penaltyEnd(waiter, now);
 			if (end > now) {
-				waiter.startsWith(this.queue.clock().schedule(end - now, () -> start(waiter)));
+				// back at the head of the queue, held as a waiting call is (its gates
+				// free for others meanwhile, the penalty named should it time out): it
+				// books again once the penalty ends
+				unstarted = unschedule(waiter);
+				waiter.waitsAgain();
+				this.queue.queueOf(waiter).addFirst(waiter);
+				hold(waiter, Admission.Hold.PENALTY, -1, null);
+				waiter.readyAt(end);
+				run(after);
 				return;
 			}
 			this.scheduled.remove(waiter);

@@ -309,6 +309,14 @@ final class Waiter implements Admission.Call {
 		return true;
 	}
 
+	/**
+	 * Booked ahead, then held before its start (a penalty heard since): back in the
+	 * queue, its booking and gates given back by the caller.
+	 */
+	void waitsAgain() {
+		this.state = State.WAITING;
+	}
+
 	/** Booked ahead: out of the queue, holding its gates until its start. */
 	void scheduled(Booking.Booked booked, long[] weights) {
 		this.state = State.SCHEDULED;

@@ -84,13 +84,15 @@ final class AnthropicDialect implements Dialect {
 		read(limits, headers, Dimension.OUTPUT_TOKENS_PER_MINUTE, "output-tokens", now);
 		// the most restrictive token limit in effect, or input plus output
 		read(limits, headers, Dimension.TOKENS_PER_MINUTE, "tokens", now);
-		// A report whose bucket was full again by the time the answer was sent (its
-		// reset at or before the answer's Date: a long call's headers, written as it
-		// was admitted) says nothing of now. Both instants are the provider's clock,
-		// so no skew between it and this one enters.
+		// A report whose bucket was full again well before the answer was sent (its
+		// reset more than a second before the answer's Date: a long call's headers,
+		// written as it was admitted) says nothing of what is left now; its limit still
+		// holds. Both instants are the provider's clock, to the second (a bucket full
+		// again within the second reads reset = Date), so no skew enters.
 		Instant sent = Durations.httpDate(headers.get("date"));
 		if (sent != null) {
-			limits.removeIf((limit) -> limit.reset() != null && !limit.reset().isAfter(sent));
+			limits.replaceAll((limit) -> (limit.reset() != null && limit.reset().plusSeconds(1).isBefore(sent))
+					? new ServerLimit(limit.dimension(), limit.limit(), null, limit.reset()) : limit);
 		}
 		return limits;
 	}

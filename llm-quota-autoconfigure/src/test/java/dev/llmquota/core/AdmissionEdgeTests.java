@@ -15,6 +15,7 @@ import reactor.core.publisher.BaseSubscriber;
 
 import static dev.llmquota.core.Calls.acquire;
 import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
 import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
 import static dev.llmquota.core.TestConfigs.limits;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -142,6 +143,69 @@ class AdmissionEdgeTests {
 		this.clock.advance(Duration.ofSeconds(1));
 		assertThat(waiting.admitted()).as("admitted with the quota spent for an hour").isFalse();
 		assertThat(waiting.error()).isInstanceOf(QuotaExhaustedException.class);
+	}
+
+	/**
+	 * A call booked ahead that a penalty then holds past its deadline leaves at its
+	 * deadline, as a waiting call does, and gives back the account's in-flight slot: the
+	 * call of another model waiting behind it for that slot goes then, not at its own
+	 * deadline.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aBookedAheadCallThatFailsAtItsStartLetsTheCallWaitingForItsSlotGo(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.account(limits(CONCURRENT_REQUESTS, 1))
+			.model("a", limits(REQUESTS_PER_MINUTE, 60))
+			.model("b", limits(REQUESTS_PER_MINUTE, 6_000))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool a = engine.pool("openai", "a");
+		Pool b = engine.pool("openai", "b");
+		for (int i = 0; i < 2; i++) {
+			Calls.Call first = acquire(engine, a, new Demand(1, 1));
+			assertThat(first.admitted()).isTrue();
+			first.permit().complete(new Usage(1, 1, 0));
+		}
+		// a's bucket is empty: its next call waits for its turn (booked ahead on a
+		// shared store), holding the account's one in-flight slot on a shared store
+		Calls.Call booked = acquire(engine, a, new Demand(1, 1), null, Duration.ofSeconds(5));
+		Calls.Call other = acquire(engine, b, new Demand(1, 1), null, Duration.ofSeconds(30));
+		engine.awaitQuiet();
+		// a 429 on model a for a minute: a's call cannot start before its deadline
+		engine.rateLimited(a, REQUESTS_PER_MINUTE, Duration.ofSeconds(60));
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(booked.admitted()).isFalse();
+		this.clock.advance(Duration.ofSeconds(4));
+		assertThat(booked.error()).isInstanceOf(QuotaWaitTimeoutException.class);
+		assertThat(other.error()).as("model b's call failed").isNull();
+		assertThat(other.admitted()).as("model b's call, free of the penalty, has the account's slot").isTrue();
+	}
+
+	/**
+	 * A call held by a 429's penalty past its deadline times out naming the penalty and
+	 * when it ends (a 429's Retry-After for the caller), on either store: also one that
+	 * was booked ahead when the 429 came.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aCallAPenaltyOutlastsTimesOutNamingThePenaltyAndItsEnd(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("a", limits(REQUESTS_PER_MINUTE, 60))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool a = engine.pool("openai", "a");
+		assertThat(acquire(engine, a, new Demand(1, 1)).admitted()).isTrue();
+		assertThat(acquire(engine, a, new Demand(1, 1)).admitted()).isTrue();
+		Calls.Call waiting = acquire(engine, a, new Demand(1, 1), null, Duration.ofSeconds(5));
+		engine.awaitQuiet();
+		engine.rateLimited(a, Dimension.TOKENS_PER_MINUTE, Duration.ofSeconds(60));
+		this.clock.advance(Duration.ofSeconds(6));
+		assertThat(waiting.error()).isInstanceOf(QuotaWaitTimeoutException.class);
+		QuotaWaitTimeoutException timeout = (QuotaWaitTimeoutException) waiting.error();
+		assertThat(timeout.getWaited()).as("waited its max-wait").isEqualTo(Duration.ofSeconds(5));
+		assertThat(timeout.getDimension()).as("the dimension named").isEqualTo("tokens-per-minute");
+		assertThat(timeout.getRetryAfter()).as("Retry-After: the penalty's end").isNotNull();
 	}
 
 }

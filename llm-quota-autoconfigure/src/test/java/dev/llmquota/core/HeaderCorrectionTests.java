@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import static dev.llmquota.core.BucketSpec.Scope.POOL;
 import static dev.llmquota.core.Calls.acquire;
 import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
 import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
 import static dev.llmquota.core.TestConfigs.limits;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,6 +70,31 @@ class HeaderCorrectionTests {
 		assertThat(acquire(engine, pool, new Demand(1_000, 0)).admitted())
 			.as("a call the provider has room for starts at once")
 			.isTrue();
+	}
+
+	/**
+	 * Anthropic's reset is given to the second: a requests bucket one call below full
+	 * (999 of 1000, full again within 60 ms) reads reset = the answer's Date. The
+	 * captured header set of the fixture anthropic-200-with-headers.json: the pool still
+	 * learns its requests-per-minute limit from it.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aFreshReportWhoseResetIsTheAnswersOwnSecondIsTakenIn(TestStores.Kind store) {
+		ManualClock at = new ManualClock(Instant.parse("2025-10-14T09:21:07.400Z"));
+		QuotaEngine engine = TestConfigs.provider().inFlightGate(false).engine(this.stores.open(store, at), at);
+		Pool pool = engine.pool("openai", "claude-sonnet-4-5");
+		Map<String, String> headers = Map.of("date", "Tue, 14 Oct 2025 09:21:07 GMT",
+				"anthropic-ratelimit-requests-limit", "1000", "anthropic-ratelimit-requests-remaining", "999",
+				"anthropic-ratelimit-requests-reset", "2025-10-14T09:21:07Z", "anthropic-ratelimit-input-tokens-limit",
+				"450000", "anthropic-ratelimit-input-tokens-remaining", "448000",
+				"anthropic-ratelimit-input-tokens-reset", "2025-10-14T09:21:08Z");
+		List<ServerLimit> reports = Dialect.of(DialectId.ANTHROPIC).rateLimits(headers::get, at.instant());
+		engine.observe(pool, reports);
+		engine.awaitQuiet();
+		assertThat(pool.limits().asMap()).as("limits learned from the answer's headers")
+			.containsEntry(Dimension.INPUT_TOKENS_PER_MINUTE, 450_000L)
+			.containsEntry(REQUESTS_PER_MINUTE, 1_000L);
 	}
 
 	private long remaining(QuotaEngine engine, Pool pool, Dimension dimension) {

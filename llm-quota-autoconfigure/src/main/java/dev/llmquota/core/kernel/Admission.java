@@ -279,9 +279,8 @@ public final class Admission {
 				if (!books.waiting(call)) {
 					continue;
 				}
-				// a call past its deadline fails once it was asked, or when it is past
-				// the
-				// window and never will be
+				// a call past its deadline fails once it was asked, or when it is
+				// beyond the window and never will be
 				if (call.deadline() <= now && (books.asked(call) || tried >= BACKFILL_WINDOW)) {
 					it.remove();
 					books.fail(call, Failure.TIMED_OUT, now);

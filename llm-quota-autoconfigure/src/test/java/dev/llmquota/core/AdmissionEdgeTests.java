@@ -105,15 +105,9 @@ class AdmissionEdgeTests {
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void aPenaltyHoldsACallThatWasAlreadyWaitingForItsTurn(TestStores.Kind store) {
-		QuotaEngine engine = TestConfigs.provider()
-			.inFlightGate(false)
-			.model("m", limits(Dimension.REQUESTS_PER_MINUTE, 60))
-			.engine(this.stores.open(store, this.clock), this.clock);
+		QuotaEngine engine = oneCallAMinute(store);
 		Pool pool = engine.pool("openai", "m");
-		assertThat(acquire(engine, pool, new Demand(1, 1)).admitted()).isTrue();
-		assertThat(acquire(engine, pool, new Demand(1, 1)).admitted()).isTrue();
-		Calls.Call waiting = acquire(engine, pool, new Demand(1, 1));
-		engine.awaitQuiet();
+		Calls.Call waiting = thirdCall(engine, pool, null);
 		this.clock.advance(Duration.ofMillis(500));
 		engine.rateLimited(pool, Dimension.REQUESTS_PER_MINUTE, Duration.ofSeconds(10));
 		this.clock.advance(Duration.ofSeconds(1));
@@ -129,15 +123,9 @@ class AdmissionEdgeTests {
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void aSpentQuotaStopsACallThatWasAlreadyWaitingForItsTurn(TestStores.Kind store) {
-		QuotaEngine engine = TestConfigs.provider()
-			.inFlightGate(false)
-			.model("m", limits(Dimension.REQUESTS_PER_MINUTE, 60))
-			.engine(this.stores.open(store, this.clock), this.clock);
+		QuotaEngine engine = oneCallAMinute(store);
 		Pool pool = engine.pool("openai", "m");
-		assertThat(acquire(engine, pool, new Demand(1, 1)).admitted()).isTrue();
-		assertThat(acquire(engine, pool, new Demand(1, 1)).admitted()).isTrue();
-		Calls.Call waiting = acquire(engine, pool, new Demand(1, 1));
-		engine.awaitQuiet();
+		Calls.Call waiting = thirdCall(engine, pool, null);
 		this.clock.advance(Duration.ofMillis(500));
 		engine.exhaust(pool, false, null, "insufficient_quota", this.clock.instant().plus(Duration.ofHours(1)));
 		this.clock.advance(Duration.ofSeconds(1));
@@ -190,15 +178,9 @@ class AdmissionEdgeTests {
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void aCallAPenaltyOutlastsTimesOutNamingThePenaltyAndItsEnd(TestStores.Kind store) {
-		QuotaEngine engine = TestConfigs.provider()
-			.inFlightGate(false)
-			.model("a", limits(REQUESTS_PER_MINUTE, 60))
-			.engine(this.stores.open(store, this.clock), this.clock);
-		Pool a = engine.pool("openai", "a");
-		assertThat(acquire(engine, a, new Demand(1, 1)).admitted()).isTrue();
-		assertThat(acquire(engine, a, new Demand(1, 1)).admitted()).isTrue();
-		Calls.Call waiting = acquire(engine, a, new Demand(1, 1), null, Duration.ofSeconds(5));
-		engine.awaitQuiet();
+		QuotaEngine engine = oneCallAMinute(store);
+		Pool a = engine.pool("openai", "m");
+		Calls.Call waiting = thirdCall(engine, a, Duration.ofSeconds(5));
 		engine.rateLimited(a, Dimension.TOKENS_PER_MINUTE, Duration.ofSeconds(60));
 		this.clock.advance(Duration.ofSeconds(6));
 		assertThat(waiting.error()).isInstanceOf(QuotaWaitTimeoutException.class);
@@ -206,6 +188,26 @@ class AdmissionEdgeTests {
 		assertThat(timeout.getWaited()).as("waited its max-wait").isEqualTo(Duration.ofSeconds(5));
 		assertThat(timeout.getDimension()).as("the dimension named").isEqualTo("tokens-per-minute");
 		assertThat(timeout.getRetryAfter()).as("Retry-After: the penalty's end").isNotNull();
+	}
+
+	/** A pool of 60 calls a minute over the default 2 s window: a bucket of two. */
+	private QuotaEngine oneCallAMinute(TestStores.Kind store) {
+		return TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 60))
+			.engine(this.stores.open(store, this.clock), this.clock);
+	}
+
+	/**
+	 * Two calls take the bucket; the third waits for its turn (booked ahead on Redis).
+	 */
+	private static Calls.Call thirdCall(QuotaEngine engine, Pool pool, Duration maxWait) {
+		assertThat(acquire(engine, pool, new Demand(1, 1)).admitted()).isTrue();
+		assertThat(acquire(engine, pool, new Demand(1, 1)).admitted()).isTrue();
+		Calls.Call waiting = (maxWait != null) ? acquire(engine, pool, new Demand(1, 1), null, maxWait)
+				: acquire(engine, pool, new Demand(1, 1));
+		engine.awaitQuiet();
+		return waiting;
 	}
 
 }

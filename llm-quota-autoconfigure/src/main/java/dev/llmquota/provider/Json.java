@@ -38,7 +38,8 @@ final class Json {
 		return count(at(node, path));
 	}
 
-	private static Long count(JsonNode value) {
+	/** Returns a non-negative integer, or {@code null}. */
+	static Long count(JsonNode value) {
 		if (value == null || !value.isNumber() || !value.canConvertToLong()) {
 			return null;
 		}

@@ -67,7 +67,7 @@ public final class UsageAccumulator {
 		if (value == null || value.isNull() || value.isMissingNode()) {
 			return null;
 		}
-		Long count = Json.count(node, path);
+		Long count = Json.count(value);
 		if (count == null) {
 			this.implausible = true;
 			String shown = value.toString();

@@ -89,7 +89,13 @@ final class AnthropicDialect implements Dialect {
 		// written as it was admitted) says nothing of what is left now; its limit still
 		// holds. Both instants are the provider's clock, to the second (a bucket full
 		// again within the second reads reset = Date), so no skew enters.
-		Instant sent = Durations.httpDate(headers.get("date"));
+		// The Date is parsed only when a reset is not ahead of this clock: a fresh
+		// report's is, on every answer but those of a long call.
+		boolean anyPast = false;
+		for (ServerLimit limit : limits) {
+			anyPast |= limit.reset() != null && !limit.reset().isAfter(now);
+		}
+		Instant sent = anyPast ? Durations.httpDate(headers.get("date")) : null;
 		if (sent != null) {
 			limits.replaceAll((limit) -> (limit.reset() != null && limit.reset().plusSeconds(1).isBefore(sent))
 					? new ServerLimit(limit.dimension(), limit.limit(), null, limit.reset()) : limit);

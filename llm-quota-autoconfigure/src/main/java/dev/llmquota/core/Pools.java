@@ -139,7 +139,12 @@ final class Pools {
 		}
 	}
 
-	void applyLimit(String provider, String model, Dimension dimension, long limit) {
+	/**
+	 * Applies an operator's limit here.
+	 * @return the model's id as its pool names it (whatever case it was asked in), or
+	 * {@code null} for the account
+	 */
+	String applyLimit(String provider, String model, Dimension dimension, long limit) {
 		if (limit < 1) {
 			throw new IllegalArgumentException("A limit must be positive but was " + limit);
 		}
@@ -161,9 +166,10 @@ final class Pools {
 			requireGate(pool.limits(), dimension);
 			pool.change(dimension, limit);
 			limitsChanged(pool);
-			return;
+			return pool.model();
 		}
 		account.queue().wake();
+		return null;
 	}
 
 	/**

@@ -324,9 +324,10 @@ public final class QuotaEngine implements AutoCloseable {
 	 * limit is set where none was configured
 	 */
 	public void changeLimit(String provider, String model, Dimension dimension, long limit) {
-		this.pools.applyLimit(provider, model, dimension, limit);
+		// published under the pool's own id: one field for one pool, whatever the case
+		String named = this.pools.applyLimit(provider, model, dimension, limit);
 		this.store.publishLimit(this.pools.entry(provider).account.limitsKey(),
-				dimension.id() + '|' + ((model != null) ? model : ""), limit);
+				dimension.id() + '|' + ((named != null) ? named : ""), limit);
 	}
 
 	/**

@@ -347,6 +347,28 @@ class SharedEngineTests {
 	}
 
 	/**
+	 * A model named in another case is the same pool: its limit is published under the
+	 * pool's own id, so the last change wins on a replica started later, whatever case
+	 * the operator wrote.
+	 */
+	@Test
+	void theLastLimitChangeWinsOnALaterReplicaWhateverCaseTheModelWasNamedIn() {
+		QuotaEngine one = replica();
+		one.changeLimit("openai", "gpt-4o", REQUESTS_PER_MINUTE, 120);
+		one.changeLimit("openai", "GPT-4O", REQUESTS_PER_MINUTE, 240);
+		one.changeLimit("openai", "gpt-4o", REQUESTS_PER_MINUTE, 360);
+		assertThat(pool(one).limits().asMap()).containsEntry(REQUESTS_PER_MINUTE, 360L);
+		QuotaEngine later = replica();
+		await().atMost(PATIENCE)
+			.until(() -> Long.valueOf(360).equals(pool(later).limits().asMap().get(REQUESTS_PER_MINUTE)));
+		// every published change has landed by now: none moves it after
+		QuotaEngine last = replica();
+		await().atMost(PATIENCE)
+			.until(() -> Long.valueOf(360).equals(pool(last).limits().asMap().get(REQUESTS_PER_MINUTE)));
+		assertThat(pool(later).limits().asMap()).containsEntry(REQUESTS_PER_MINUTE, 360L);
+	}
+
+	/**
 	 * An operator's limit published by one replica pins it on another, even where that
 	 * one had learned the same value from the provider's headers: a later report does not
 	 * override it there.

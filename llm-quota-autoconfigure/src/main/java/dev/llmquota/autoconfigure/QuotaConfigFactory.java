@@ -162,11 +162,13 @@ final class QuotaConfigFactory {
 				template = spec;
 				continue;
 			}
+			// a call's model is matched in any case: ids are claimed in lower case
 			for (String name : names(spec)) {
-				String previous = claimedBy.putIfAbsent(name, key);
-				if (previous != null) {
+				String previous = claimedBy.putIfAbsent(name.toLowerCase(Locale.ROOT), key);
+				if (previous != null && !previous.equals(key)) {
 					throw new InvalidQuotaPropertyException(modelPrefix + "aliases", name,
-							"model id '" + name + "' already belongs to models." + previous,
+							"model id '" + name + "' already belongs to models." + previous
+									+ " (a call's model is matched in any case)",
 							"give each model id to one entry only; entries that share a pool list each other's ids as aliases.");
 				}
 			}

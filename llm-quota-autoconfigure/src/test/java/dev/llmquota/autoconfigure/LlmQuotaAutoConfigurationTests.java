@@ -180,6 +180,27 @@ class LlmQuotaAutoConfigurationTests {
 			});
 	}
 
+	/**
+	 * A call's model is matched in any case: two entries whose ids differ only in case
+	 * would leave a call in a third spelling under neither's limits, in silence.
+	 */
+	@Test
+	void modelIdsThatDifferOnlyInCaseStopStartUp() {
+		this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+				"llm.quota.providers.openai.models.a.name=gpt-4o", "llm.quota.providers.openai.models.b.aliases=GPT-4o")
+			.run((context) -> {
+				FailureAnalysis analysis = analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.providers.openai.models.b.aliases")
+					.contains("GPT-4o")
+					.contains("models.a");
+			});
+		// one entry naming itself in two cases is one pool
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.gpt-4o.aliases=GPT-4o")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
 	@Test
 	void bindsBudgetsInMillionthsAndPricesPerMillionTokens() {
 		this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",

@@ -105,8 +105,12 @@ final class AdmissionQueue {
 				// takes nothing
 				return;
 			}
+			Charge beyond = waiter.beyondABudget();
 			if (this.closed) {
 				waiter.fail(QueueBooks.closedException(waiter), after);
+			}
+			else if (beyond != null) {
+				waiter.fail(QueueBooks.beyondBudgetException(waiter, beyond), after);
 			}
 			else {
 				queueOf(waiter).addLast(waiter);
@@ -131,7 +135,8 @@ final class AdmissionQueue {
 		List<Runnable> after = new ArrayList<>();
 		this.lock.lock();
 		try {
-			if (this.closed || anyoneQueued() || !this.drain.admitsAlone(waiter, after)) {
+			if (this.closed || anyoneQueued() || waiter.beyondABudget() != null
+					|| !this.drain.admitsAlone(waiter, after)) {
 				return null;
 			}
 		}

@@ -237,6 +237,12 @@ abstract class QueueBooks implements SharedBooks<Waiter> {
 				bucket.dimension().id(), bucket.scope().id(), wallNow.plus(Duration.ofNanos(waitNanos)));
 	}
 
+	static BudgetExhaustedException beyondBudgetException(Waiter waiter, Charge charge) {
+		BucketSpec bucket = charge.bucket();
+		return BudgetExhaustedException.beyondBudget(waiter.pool.provider(), waiter.pool.region(), waiter.pool.model(),
+				bucket.dimension().id(), bucket.scope().id(), charge.units(), bucket.enforced());
+	}
+
 	static QuotaExhaustedException exhaustedException(Waiter waiter, Dimension dimension, String reason,
 			Instant until) {
 		return new QuotaExhaustedException(waiter.pool.provider(), waiter.pool.region(), waiter.pool.model(),

@@ -292,6 +292,19 @@ final class Waiter implements Admission.Call {
 		return answered();
 	}
 
+	/**
+	 * Returns the charge of a money budget the call may cost more than in whole, or
+	 * {@code null}: no period makes room for it.
+	 */
+	Charge beyondABudget() {
+		for (Charge charge : this.charges) {
+			if (charge.bucket().dimension().countsMoney() && charge.units() > charge.bucket().enforced()) {
+				return charge;
+			}
+		}
+		return null;
+	}
+
 	/** Whether the daily limits still need a look while an in-flight bound holds it. */
 	boolean needsDayCheck() {
 		return !this.dayChecked && this.charges.stream().anyMatch((charge) -> charge.bucket().daily());

@@ -81,6 +81,30 @@ class BudgetTests {
 		assertThat(error.getMessage()).contains("2026-12-01T00:00:00Z");
 	}
 
+	/**
+	 * A call that may cost more than the whole budget (here up to 3.01 of a day's or a
+	 * month's 1.00) is never sent, even as the period's first call: the budget is a cap,
+	 * and waiting for the next period would not help it.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aCallThatMayCostMoreThanTheWholeBudgetFailsFastAndSpendsNothing(TestStores.Kind store) {
+		for (Dimension budget : new Dimension[] { BUDGET_PER_DAY, BUDGET_PER_MONTH }) {
+			QuotaEngine engine = engine(store, budget, ZoneId.of("UTC"));
+			Pool pool = engine.pool("openai", "gpt-4o");
+			Calls.Call call = Calls.acquire(engine, pool, new Demand(1_000, 100_000));
+			assertThat(call.admitted()).as(budget.id()).isFalse();
+			BudgetExhaustedException error = (BudgetExhaustedException) call.error();
+			assertThat(error.getDimension()).isEqualTo(budget.id());
+			assertThat(error.getReset()).as("no reset makes room for it").isNull();
+			assertThat(error.getMessage()).contains("3.01").contains("max_tokens");
+			assertThat(engine.snapshot(pool).buckets().get(0).remaining()).isEqualTo(1_000_000);
+			// a call it can pay for still goes
+			assertThat(Calls.acquire(engine, pool, DEMAND).admitted()).isTrue();
+			engine.close();
+		}
+	}
+
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void aRefusedCallCostsNothing(TestStores.Kind store) {

@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
+import com.google.genai.types.HttpRetryOptions;
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.BucketSpec;
@@ -22,6 +24,7 @@ import okio.BufferedSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.ai.anthropic.http.okhttp.AnthropicHttpClientBuilderCustomizer;
@@ -116,6 +119,35 @@ class OkHttpGovernanceTests {
 			assertThat(provider.simulator.requestLog().records()).extracting(RequestRecord::outcome)
 				.containsExactly(RequestRecord.Outcome.COMPLETED, RequestRecord.Outcome.REFUSED,
 						RequestRecord.Outcome.COMPLETED);
+		}
+	}
+
+	/**
+	 * Google's GenAI SDK retries as its request's tag tells: llm-quota takes its retries
+	 * over only where it enforces. In shadow mode and off, the SDK's own attempts stay as
+	 * they were without llm-quota.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "enforce", "shadow", "off" })
+	void googleGenAiRetriesAreLeftToLlmQuotaOnlyWhereItEnforces(String mode) throws IOException {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.GEMINI, (sim) -> {
+		}, "mode=" + mode)) {
+			AtomicReference<Object> retryOptions = new AtomicReference<>("not called");
+			OkHttpClient client = new OkHttpClient.Builder()
+				.addInterceptor(provider.app.context().getBean(LlmQuotaOkHttpInterceptor.class))
+				// where the SDK's own retry interceptor reads its options
+				.addInterceptor((chain) -> {
+					retryOptions.set(chain.request().tag(HttpRetryOptions.class));
+					return chain.proceed(chain.request());
+				})
+				.build();
+			assertThat(send(client, request(provider, 10, false, "One."))).startsWith("200 ");
+			if (mode.equals("enforce")) {
+				assertThat(retryOptions.get()).isInstanceOf(HttpRetryOptions.class);
+			}
+			else {
+				assertThat(retryOptions.get()).as("the SDK's retry options in mode %s", mode).isNull();
+			}
 		}
 	}
 

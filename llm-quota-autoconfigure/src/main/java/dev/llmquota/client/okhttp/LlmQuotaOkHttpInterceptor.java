@@ -139,7 +139,9 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 					builder.url(HttpUrl.get(attempt.uri()));
 				}
 				attempt.entry().credentials().applyTo(builder::header);
-				return chain.proceed(GoogleGenAiRetries.leftToLlmQuota(builder.build()));
+				// the SDK's own retries stand where llm-quota does not enforce
+				Request sent = builder.build();
+				return chain.proceed(attempt.enforced() ? GoogleGenAiRetries.leftToLlmQuota(sent) : sent);
 			}
 
 			@Override

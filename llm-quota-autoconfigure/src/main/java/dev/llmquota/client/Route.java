@@ -11,6 +11,7 @@ import dev.llmquota.DurationText;
 import dev.llmquota.LlmQuota;
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.Headroom;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
@@ -183,9 +184,13 @@ public final class Route {
 	private static final String PROBING = "probing: no known rate limit, one call at a time";
 
 	/**
-	 * Whether a pool has a rate limit, configured or learned, of its own or its entry's.
+	 * Whether a pool has a rate limit, configured or learned, of its own or its entry's,
+	 * or does not enforce: shadow mode and off hold no call back, not for a probe either.
 	 */
 	private static boolean trusted(Pool pool) {
+		if (pool.spec().mode() != Mode.ENFORCE) {
+			return true;
+		}
 		for (Dimension dimension : pool.limits().asMap().keySet()) {
 			if (dimension.kind() == Dimension.Kind.RATE) {
 				return true;

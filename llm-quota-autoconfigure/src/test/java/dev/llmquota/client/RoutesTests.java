@@ -209,6 +209,35 @@ class RoutesTests {
 		assertThat(unknown.requestLog().refused()).as("a second call at once would be refused").isEmpty();
 	}
 
+	/**
+	 * A target in shadow mode holds no call back, not for a probe either: two calls at
+	 * once both go, where enforcing would keep the second for the first's end, past its
+	 * max-wait.
+	 */
+	@Test
+	void aTargetInShadowModeWithNoKnownLimitHoldsNoCallBack() {
+		ProviderSimulator shadow = simulator((sim) -> sim.model("gpt-4o", (l) -> l.concurrentRequests(10))
+			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(600))));
+		GovernedApp app = app(entry("shadow", shadow, "openai", "mode=shadow"), "llm.quota.max-wait=200ms",
+				target(0, "shadow", "gpt-4o"));
+		OkHttpClient okHttp = new OkHttpClient.Builder()
+			.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
+			.build();
+		List<String> outcomes = Flux.range(0, 2).flatMap((i) -> Mono.fromCallable(() -> {
+			try (Response response = okHttp
+				.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + CHAT)
+					.post(RequestBody.create(body("gpt-4o", false), okhttp3.MediaType.get("application/json")))
+					.build())
+				.execute()) {
+				return Integer.toString(response.code());
+			}
+			catch (RuntimeException ex) {
+				return ex.toString();
+			}
+		}).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()), 2).collectList().block();
+		assertThat(outcomes).containsOnly("200");
+	}
+
 	@Test
 	void aRateLimitedTargetIsLeftForTheOneFreeFirst() {
 		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));

@@ -88,16 +88,23 @@ public class LlmQuotaEndpoint {
 		if (!this.engine.config().providers().containsKey(provider)) {
 			return null;
 		}
-		if (dimension != null && limit != null) {
-			Dimension changed = dimension(dimension);
-			long units = units(changed, model, limit);
+		if ((dimension == null) != (limit == null)) {
+			throw invalid("A limit changes with both 'dimension' and 'limit'; this request gave only "
+					+ ((dimension != null) ? "'dimension'" : "'limit'"));
+		}
+		try {
+			// the change first: one the engine refuses resets nothing it came with
+			if (dimension != null && limit != null) {
+				Dimension changed = dimension(dimension);
+				this.engine.changeLimit(provider, model, changed, units(changed, model, limit));
+			}
 			if (Boolean.TRUE.equals(reset)) {
 				this.engine.resetExhausted(provider, model);
 			}
-			this.engine.changeLimit(provider, model, changed, units);
 		}
-		else if (Boolean.TRUE.equals(reset)) {
-			this.engine.resetExhausted(provider, model);
+		catch (IllegalArgumentException ex) {
+			// a model with no pool, a limit it cannot take: the request's mistake
+			throw invalid(ex.getMessage());
 		}
 		return this.reports.report(provider);
 	}
@@ -113,8 +120,8 @@ public class LlmQuotaEndpoint {
 
 	/** A limit in the books' units: a budget's in millionths of its currency. */
 	private static long units(Dimension dimension, @Nullable String model, BigDecimal limit) {
-		if (limit.signum() < 0) {
-			throw invalid(dimension.id() + " cannot be negative (" + limit.toPlainString() + ")");
+		if (limit.signum() <= 0) {
+			throw invalid(dimension.id() + " must be positive, not " + limit.toPlainString());
 		}
 		if (dimension.countsMoney()) {
 			if (model != null) {
@@ -135,7 +142,12 @@ public class LlmQuotaEndpoint {
 
 	private static long micros(Dimension dimension, BigDecimal limit) {
 		try {
-			return limit.movePointRight(6).setScale(0, RoundingMode.HALF_UP).longValueExact();
+			long micros = limit.movePointRight(6).setScale(0, RoundingMode.HALF_UP).longValueExact();
+			if (micros < 1) {
+				throw invalid(dimension.id() + " of " + limit.toPlainString()
+						+ " rounds to nothing: budgets count millionths of the currency");
+			}
+			return micros;
 		}
 		catch (ArithmeticException ex) {
 			throw invalid(dimension.id() + " is too large: " + limit.toPlainString());

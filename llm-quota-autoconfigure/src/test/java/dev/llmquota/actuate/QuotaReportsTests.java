@@ -22,12 +22,15 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+
 import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
 import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
 import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
 import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
 import static dev.llmquota.core.TestConfigs.limits;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * What {@code /actuator/llmquota} shows, from known traffic on a manual clock.
@@ -142,6 +145,47 @@ class QuotaReportsTests {
 			.isEqualTo(62.5);
 		assertThat(engine.pool("openai", "gpt-4o").account().limits().asMap()).containsEntry(Dimension.BUDGET_PER_DAY,
 				62_500_000L);
+	}
+
+	/**
+	 * What the write operation cannot set is the operator's mistake, a 400 naming it, not
+	 * a 500; and a rejected change resets nothing it came with.
+	 */
+	@Test
+	void whatTheWriteOperationCannotSetIsA400NamingItAndChangesNothing() {
+		QuotaEngine engine = TestConfigs.provider()
+			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
+			.account(limits(Dimension.BUDGET_PER_DAY, 50_000_000))
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		LlmQuotaEndpoint endpoint = new LlmQuotaEndpoint(engine);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		engine.exhaust(pool, false, null, "insufficient_quota", null);
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> endpoint.update("openai", "gpt-4o", true, "tokens-per-minute", BigDecimal.ZERO))
+			.withMessageContaining("positive");
+		assertThat(engine.state(pool)).as("the reset that came with it").isEqualTo(QuotaState.EXHAUSTED);
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> endpoint.update("openai", null, null, "budget-per-day", new BigDecimal("0.0000001")))
+			.withMessageContaining("budget-per-day");
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(
+					() -> endpoint.update("openai", "gpt-4o-typo", null, "tokens-per-minute", new BigDecimal(60_000)))
+			.withMessageContaining("gpt-4o-typo");
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> endpoint.update("openai", "gpt-4o-typo", true, null, null))
+			.withMessageContaining("gpt-4o-typo");
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> endpoint.update("openai", "gpt-4o", null, "concurrent-requests", new BigDecimal(10)))
+			.withMessageContaining("concurrent-requests");
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> endpoint.update("openai", "gpt-4o", null, "tokens-per-minute", null))
+			.withMessageContaining("limit");
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> endpoint.update("openai", "gpt-4o", null, null, new BigDecimal(60_000)))
+			.withMessageContaining("dimension");
+		assertThat(pool.limits().asMap()).containsEntry(TOKENS_PER_MINUTE, 30_000L);
+		assertThat(engine.state(pool)).isEqualTo(QuotaState.EXHAUSTED);
 	}
 
 	private static QuotaReport.BudgetDimension budget(QuotaReport report) {

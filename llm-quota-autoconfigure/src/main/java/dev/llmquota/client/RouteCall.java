@@ -4,7 +4,9 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.function.Function;
 
+import dev.llmquota.BudgetExhaustedException;
 import dev.llmquota.LlmQuota;
+import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaPermit;
@@ -113,9 +115,27 @@ final class RouteCall {
 	 * estimate and {@link #MOVE_ON_NANOS} more leaves it for the target then earliest.
 	 */
 	Mono<QuotaPermit> admit(QuotaEngine engine, long deadline) {
+		return admit(engine, deadline, null);
+	}
+
+	/**
+	 * As {@link #admit(QuotaEngine, long)}, after a target's books said its quota or a
+	 * budget is spent ({@code spentThere}): when no other target can admit the call
+	 * either, that is what the caller gets.
+	 */
+	private Mono<QuotaPermit> admit(QuotaEngine engine, long deadline, RuntimeException spentThere) {
 		return Mono.defer(() -> {
 			long left = Math.max(0, deadline - engine.clock().nanoTime());
-			Route.Choice choice = this.route.choose(this, left);
+			Route.Choice choice;
+			try {
+				choice = this.route.choose(this, left);
+			}
+			catch (QuotaWaitTimeoutException ex) {
+				if (spentThere != null) {
+					return Mono.error(spentThere);
+				}
+				throw ex;
+			}
 			// a shared store admits nothing at once: its bookings go through
 			// the store thread
 			boolean here = !engine.store().shared();
@@ -149,8 +169,25 @@ final class RouteCall {
 				.doOnCancel(() -> notTaken(chosen))
 				.onErrorResume(QuotaWaitTimeoutException.class,
 						(ex) -> (mayMove && engine.clock().nanoTime() < deadline) ? admit(engine, deadline)
-								: Mono.error(ex));
+								: Mono.error(ex))
+				// found spent while it waited there (another call's answer, a daily cap):
+				// the call moves on, as a spent answer to it would have moved it
+				.onErrorResume(RouteCall::spent, (ex) -> {
+					if (this.route.targets().size() < 2 || engine.clock().nanoTime() >= deadline) {
+						return Mono.error(ex);
+					}
+					markSpent(chosen.target());
+					return admit(engine, deadline, (RuntimeException) ex);
+				});
 		});
+	}
+
+	private static boolean spent(Throwable failure) {
+		return failure instanceof QuotaExhaustedException || failure instanceof BudgetExhaustedException;
+	}
+
+	private synchronized void markSpent(Route.Target target) {
+		this.spent[this.route.targets().indexOf(target)] = true;
 	}
 
 	private void took(Route.Choice choice, QuotaPermit permit) {
@@ -171,9 +208,7 @@ final class RouteCall {
 		if (target != null) {
 			target.refused(spent);
 			if (spent) {
-				synchronized (this) {
-					this.spent[this.route.targets().indexOf(target)] = true;
-				}
+				markSpent(target);
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import dev.llmquota.UnroutableCallException;
 import dev.llmquota.autoconfigure.InvalidQuotaPropertyException;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.ManualClock;
+import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaClock;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.ProviderSimulator;
@@ -40,6 +41,7 @@ import org.springframework.web.reactive.function.client.WebClientResponseExcepti
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Routes ({@code llm.quota.routes.<name>}): one logical model over several provider
@@ -236,6 +238,40 @@ class RoutesTests {
 			}
 		}).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()), 2).collectList().block();
 		assertThat(outcomes).containsOnly("200");
+	}
+
+	/**
+	 * A call waiting at a target whose quota is found spent meanwhile (another call's
+	 * answer said so) moves to the target with room, as a spent answer to it would have
+	 * moved it, rather than failing.
+	 */
+	@Test
+	void aCallWaitingAtATargetFoundSpentMeanwhileMovesToTheOtherTarget() throws Exception {
+		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		ProviderSimulator second = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		// first: a call every 3 s; second: a call every 4 s
+		GovernedApp app = app(
+				entry("first", first, "openai", "models.gpt-4o.requests-per-minute=20", "burst-window=3s"),
+				entry("second", second, "openai", "models.gpt-4o.requests-per-minute=15", "burst-window=4s"),
+				target(0, "first", "gpt-4o"), target(1, "second", "gpt-4o"));
+		restCall(app);
+		restCall(app);
+		assertThat(taken(app)).containsExactly(1L, 1L);
+		// the third waits at first, free again sooner
+		CompletableFuture<String> third = CompletableFuture.supplyAsync(() -> app.restClient()
+			.post()
+			.uri(LlmQuota.route("gpt4o") + CHAT)
+			.contentType(MediaType.APPLICATION_JSON)
+			.attribute(LlmQuota.MAX_WAIT, Duration.ofSeconds(20))
+			.body(body("gpt-4o", false))
+			.retrieve()
+			.body(String.class));
+		Pool spent = app.engine().pool("first", "gpt-4o");
+		await().atMost(Duration.ofSeconds(10)).until(() -> app.engine().waiting(spent.account()) == 1);
+		// another call's answer there said its quota is spent
+		app.engine().exhaust(spent, false, null, "You exceeded your current quota", null);
+		assertThat(third.get(30, TimeUnit.SECONDS)).contains("choices");
+		assertThat(taken(app)).containsExactly(1L, 2L);
 	}
 
 	@Test

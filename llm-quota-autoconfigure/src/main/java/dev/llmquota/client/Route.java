@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Pattern;
 
 import dev.llmquota.DurationText;
 import dev.llmquota.LlmQuota;
@@ -232,9 +233,17 @@ public final class Route {
 			String joined = (query == null) ? version : (version == null) ? query : query + "&" + version;
 			return URI.create(base + "/openai/deployments/" + target.model() + rest + "?" + joined);
 		}
-		String versioned = base.endsWith("/v1") ? base : base + "/v1";
+		// a base URL with a version of its own (/v1, Gemini's /v1beta/openai) takes the
+		// operation under it; one without (a host, Groq's /openai) under /v1
+		String versioned = VERSIONED.matcher(target.entry.provider().baseUrl().getRawPath()).find() ? base
+				: base + "/v1";
 		return URI.create(versioned + rest + ((query != null) ? "?" + query : ""));
 	}
+
+	/**
+	 * A version segment in a base URL's path: {@code /v1}, {@code /v1beta}, {@code /v2}.
+	 */
+	private static final Pattern VERSIONED = Pattern.compile("/v[0-9]+[a-z0-9]*(/|$)");
 
 	@Override
 	public String toString() {

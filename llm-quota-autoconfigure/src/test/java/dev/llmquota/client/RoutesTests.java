@@ -1,5 +1,6 @@
 package dev.llmquota.client;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -272,6 +273,32 @@ class RoutesTests {
 		app.engine().exhaust(spent, false, null, "You exceeded your current quota", null);
 		assertThat(third.get(30, TimeUnit.SECONDS)).contains("choices");
 		assertThat(taken(app)).containsExactly(1L, 2L);
+	}
+
+	/**
+	 * An operation goes under a base URL with a version of its own as a direct call to
+	 * that entry would (Gemini's OpenAI-compatible /v1beta/openai, OpenRouter's /api/v1),
+	 * and under /v1 where the base URL has none (a host, Groq's /openai).
+	 */
+	@Test
+	void aTargetsOperationGoesUnderItsBaseUrlAsADirectCallWould() {
+		GovernedApp app = app(entry("openai", "https://api.openai.com", "openai"),
+				entry("gemini", "https://generativelanguage.googleapis.com/v1beta/openai/", "openai"),
+				entry("groq", "https://api.groq.com/openai", "openai"),
+				entry("openrouter", "https://openrouter.ai/api/v1", "openai"), target(0, "openai", "gpt-4o"),
+				target(1, "gemini", "gemini-2.5-flash"), target(2, "groq", "llama-3.3-70b"),
+				target(3, "openrouter", "openai/gpt-4o"),
+				"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=1",
+				"llm.quota.providers.gemini.models.[gemini-2.5-flash].requests-per-minute=1",
+				"llm.quota.providers.groq.models.[llama-3.3-70b].requests-per-minute=1",
+				"llm.quota.providers.openrouter.models.[openai/gpt-4o].requests-per-minute=1");
+		Route route = app.context().getBean(LlmQuotaCalls.class).routes().get(0);
+		URI called = URI.create(LlmQuota.route("gpt4o") + "/v1/chat/completions?x=1");
+		assertThat(route.targets()).extracting((target) -> route.uriFor(target, called).toString())
+			.containsExactly("https://api.openai.com/v1/chat/completions?x=1",
+					"https://generativelanguage.googleapis.com/v1beta/openai/chat/completions?x=1",
+					"https://api.groq.com/openai/v1/chat/completions?x=1",
+					"https://openrouter.ai/api/v1/chat/completions?x=1");
 	}
 
 	@Test

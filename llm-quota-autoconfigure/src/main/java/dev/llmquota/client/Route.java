@@ -209,7 +209,7 @@ public final class Route {
 	 * Rewrites a URL addressing the route into the target's: the part after the route's
 	 * name is the operation ({@code /v1/chat/completions} or {@code /chat/completions},
 	 * {@code /v1/messages}), sent under the entry's base URL, or under Azure's deployment
-	 * with its api-version.
+	 * with its api-version (its Responses API under its v1 API).
 	 */
 	URI uriFor(Target target, URI routed) {
 		String url = routed.toString();
@@ -225,6 +225,12 @@ public final class Route {
 		}
 		String base = target.entry.provider().baseUrl().toString();
 		base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+		if (target.entry.dialect().id() == DialectId.AZURE_OPENAI
+				&& (rest.equals("/responses") || rest.startsWith("/responses/"))) {
+			// Azure serves the Responses API only on its v1 API, the deployment named by
+			// the body's model, no api-version needed
+			return URI.create(base + "/openai/v1" + rest + ((query != null) ? "?" + query : ""));
+		}
 		if (target.entry.dialect().id() == DialectId.AZURE_OPENAI) {
 			String version = "api-version=" + target.spec.apiVersion();
 			if (query != null && (query.startsWith("api-version=") || query.contains("&api-version="))) {

@@ -278,7 +278,8 @@ class RoutesTests {
 	/**
 	 * An operation goes under a base URL with a version of its own as a direct call to
 	 * that entry would (Gemini's OpenAI-compatible /v1beta/openai, OpenRouter's /api/v1),
-	 * and under /v1 where the base URL has none (a host, Groq's /openai).
+	 * and under /v1 where the base URL has none (a host, Groq's /openai); Azure's under
+	 * its deployment, but for its Responses API.
 	 */
 	@Test
 	void aTargetsOperationGoesUnderItsBaseUrlAsADirectCallWould() {
@@ -288,6 +289,8 @@ class RoutesTests {
 				entry("openrouter", "https://openrouter.ai/api/v1", "openai"), target(0, "openai", "gpt-4o"),
 				target(1, "gemini", "gemini-2.5-flash"), target(2, "groq", "llama-3.3-70b"),
 				target(3, "openrouter", "openai/gpt-4o"),
+				entry("azure", "https://east.openai.azure.com", "azure-openai", "headers.api-key=k"),
+				target(4, "azure", "gpt4o-east"), "llm.quota.providers.azure.models.gpt4o-east.requests-per-minute=1",
 				"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=1",
 				"llm.quota.providers.gemini.models.[gemini-2.5-flash].requests-per-minute=1",
 				"llm.quota.providers.groq.models.[llama-3.3-70b].requests-per-minute=1",
@@ -298,7 +301,11 @@ class RoutesTests {
 			.containsExactly("https://api.openai.com/v1/chat/completions?x=1",
 					"https://generativelanguage.googleapis.com/v1beta/openai/chat/completions?x=1",
 					"https://api.groq.com/openai/v1/chat/completions?x=1",
-					"https://openrouter.ai/api/v1/chat/completions?x=1");
+					"https://openrouter.ai/api/v1/chat/completions?x=1",
+					"https://east.openai.azure.com/openai/deployments/gpt4o-east/chat/completions?x=1&api-version=2024-10-21");
+		// Azure serves the Responses API on its v1 API only, the deployment in the body
+		assertThat(route.uriFor(route.targets().get(4), URI.create(LlmQuota.route("gpt4o") + "/v1/responses")))
+			.hasToString("https://east.openai.azure.com/openai/v1/responses");
 	}
 
 	@Test

@@ -217,7 +217,7 @@ final class AdmissionQueue {
 				return;
 			}
 			Gates.release(permit.gateUses(), permit.weights());
-			permit.pool().stats().released(permit.demand());
+			permit.pool().stats().released(permit.pool().reservedTokens(permit.demand()));
 			if (permit.booking().lease() != null) {
 				// before the queue runs: a call waiting for the shared slot finds it free
 				this.store.release(permit.booking().lease());
@@ -396,7 +396,8 @@ final class AdmissionQueue {
 		QuotaPermit permit = new QuotaPermit(this, waiter, booked, weights, now);
 		this.live.add(permit);
 		waiter.pool.stats()
-			.admitted(waiter.demand, waiter.priority, permit.waitedNanos(), waiter.pool.spec().mode() == Mode.SHADOW);
+			.admitted(waiter.demand, waiter.pool.reservedTokens(waiter.demand), waiter.priority, permit.waitedNanos(),
+					waiter.pool.spec().mode() == Mode.SHADOW);
 		waiter.admit(permit, this.events, after);
 		if (this.leaseSweep == null) {
 			this.leaseSweep = this.clock.schedule(this.settings.leaseTimeout().toNanos(), this::sweepLeases);

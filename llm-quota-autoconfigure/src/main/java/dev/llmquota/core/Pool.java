@@ -74,6 +74,11 @@ public final class Pool {
 		this.gates = new Gates(spec.limits(), settings, provider.inFlightGate(), expected);
 	}
 
+	/** The tokens a call reserves in this pool's token buckets, as they charge them. */
+	long reservedTokens(Demand demand) {
+		return Dimension.TOKENS_PER_MINUTE.unitsAtAdmission(demand, this.spec.accounting());
+	}
+
 	/**
 	 * Returns the provider entry's id.
 	 * @return the provider entry

@@ -75,7 +75,15 @@ public final class PoolStats {
 
 	}
 
-	synchronized void admitted(Demand demand, Priority priority, long waitedNanos, boolean shadow) {
+	/**
+	 * A call was admitted.
+	 * @param demand what it asked
+	 * @param tokens the tokens it reserved, as its pool charges them
+	 * @param priority its class
+	 * @param waitedNanos how long it waited
+	 * @param shadow whether it is a shadow twin
+	 */
+	synchronized void admitted(Demand demand, long tokens, Priority priority, long waitedNanos, boolean shadow) {
 		if (!shadow) {
 			// a shadow twin's wait is what enforce mode would have done: its own report
 			long[] waits = this.waits[priority.ordinal()];
@@ -84,7 +92,7 @@ public final class PoolStats {
 			waits[2] = Math.max(waits[2], waitedNanos);
 		}
 		this.inFlightCalls++;
-		this.inFlightTokens += demand.inputTokens() + demand.outputCeiling();
+		this.inFlightTokens += tokens;
 		// the average call of the recent mix: 20 calls weigh about as much as
 		// all before them
 		double weight = (this.calls < 20) ? 1.0 / (this.calls + 1) : 0.05;
@@ -93,9 +101,9 @@ public final class PoolStats {
 		this.calls++;
 	}
 
-	synchronized void released(Demand demand) {
+	synchronized void released(long tokens) {
 		this.inFlightCalls = Math.max(0, this.inFlightCalls - 1);
-		this.inFlightTokens = Math.max(0, this.inFlightTokens - demand.inputTokens() - demand.outputCeiling());
+		this.inFlightTokens = Math.max(0, this.inFlightTokens - tokens);
 	}
 
 	synchronized void output(long reserved, long billed, long generated) {
@@ -154,7 +162,8 @@ public final class PoolStats {
 	}
 
 	/**
-	 * Returns the tokens (input estimate plus output ceiling) held by calls in flight.
+	 * Returns the tokens calls in flight reserved, as their pool charges tokens: the
+	 * input estimate, and the output ceiling where it is reserved (with its burndown).
 	 * @return tokens in flight
 	 */
 	public synchronized long inFlightTokens() {

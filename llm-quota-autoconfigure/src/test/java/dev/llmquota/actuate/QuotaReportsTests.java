@@ -246,6 +246,32 @@ class QuotaReportsTests {
 		assertThat(budget.warning()).as("0.08 of 0.10 spent: the 80% warning").isTrue();
 	}
 
+	/**
+	 * {@code inFlight.tokens} is what calls in flight took from the token bucket: the
+	 * output ceiling counted as the pool charges it (five times with a burndown of 5; not
+	 * at all where output is charged only as generated).
+	 */
+	@Test
+	void tokensInFlightAreWhatTheCallsTookFromTheTokenBucket() {
+		for (Accounting accounting : List.of(new Accounting(true, true, true, 5),
+				new Accounting(false, false, true, 1))) {
+			QuotaEngine engine = TestConfigs.provider()
+				.inFlightGate(false)
+				.burstWindow(Duration.ofSeconds(60))
+				.accounting(accounting)
+				.model("claude", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 100_000))
+				.engine(new LocalQuotaStore(), this.clock);
+			Calls.Call call = Calls.acquire(engine, engine.pool("openai", "claude"), new Demand(1_000, 200));
+			QuotaReport.PoolReport report = reports(engine).pools().get(0);
+			QuotaReport.RateDimension tokens = (QuotaReport.RateDimension) report.dimensions().get("tokens-per-minute");
+			long taken = tokens.local().capacity() - tokens.local().remaining();
+			assertThat(taken).isEqualTo(accounting.reserveMaxTokens() ? 2_000 : 1_000);
+			assertThat(report.inFlight().tokens()).isEqualTo(taken);
+			call.permit().complete(new Usage(1_000, 0, 200));
+			assertThat(reports(engine).pools().get(0).inFlight().tokens()).isZero();
+		}
+	}
+
 	@Test
 	void derivedBoundsFollowLittlesLawOnTheSeedsNumbers() {
 		QuotaEngine engine = TestConfigs.provider()

@@ -10,7 +10,8 @@ import java.util.Map;
  * request-rate limit admits its rate; a token rate admits it divided by the tokens an
  * average call takes; concurrency admits it times a minute over the latency; a daily
  * limit admits a 1,440th of it. Money budgets are spend caps, not rates: they bind only
- * once spent.
+ * once spent. A provider's rate-limit penalty in force binds next after a spent cap: it
+ * too refuses every call, until it ends.
  */
 public final class Binding {
 
@@ -28,14 +29,15 @@ public final class Binding {
 	}
 
 	/**
-	 * Returns what binds a pool: a spent period's cap or budget among its buckets, else
-	 * the rate that admits the fewest calls.
+	 * Returns what binds a pool: a spent period's cap or budget among its buckets, else a
+	 * provider's penalty in force, else the rate that admits the fewest calls.
 	 * @param pool the pool
 	 * @param settings the engine's settings
 	 * @param buckets the pool's buckets as the books hold them now (its account's too)
+	 * @param now the monotonic time
 	 * @return what binds, or {@code null} if nothing limits the pool
 	 */
-	public static Bound of(Pool pool, QuotaSettings settings, List<PoolSnapshot.BucketSnapshot> buckets) {
+	public static Bound of(Pool pool, QuotaSettings settings, List<PoolSnapshot.BucketSnapshot> buckets, long now) {
 		Demand mix = pool.stats().meanDemand();
 		if (mix == null) {
 			mix = new Demand(0, pool.spec().defaultMaxTokens());
@@ -46,6 +48,12 @@ public final class Binding {
 			if (dimension.kind() == Dimension.Kind.DAILY && units > 0 && bucket.remaining() < units) {
 				return new Bound(bucket.bucket().scope(), dimension);
 			}
+		}
+		Dimension penalized = pool.sanctions().penalized(now);
+		if (penalized != null) {
+			boolean own = pool.limits().asMap().containsKey(penalized)
+					|| !pool.account().limits().asMap().containsKey(penalized);
+			return new Bound(own ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, penalized);
 		}
 		Bound binding = null;
 		double lowest = Double.MAX_VALUE;

@@ -61,6 +61,28 @@ class QuotaReportsTests {
 		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("input-tokens-per-minute");
 	}
 
+	/**
+	 * A provider's 429 on requests-per-minute holds every call of the pool for its wait:
+	 * that binds while it holds, whatever the token bucket's rate, and no longer.
+	 */
+	@Test
+	void aProvidersPenaltyBindsWhileItHolds() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		QuotaReports reports = new QuotaReports(engine);
+		Calls.acquire(engine, pool, new Demand(1_000, 200)).permit().complete(new Usage(1_000, 0, 200));
+		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("tokens-per-minute");
+		engine.rateLimited(pool, REQUESTS_PER_MINUTE, Duration.ofSeconds(30));
+		QuotaReport.PoolReport held = reports.report(null).pools().get(0);
+		assertThat(held.state()).isEqualTo(QuotaState.THROTTLED);
+		assertThat(held.binding()).isEqualTo("requests-per-minute");
+		this.clock.advance(Duration.ofSeconds(31));
+		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("tokens-per-minute");
+	}
+
 	@Test
 	void bindingNamesTheAccountsBucketWhenTheAccountCeilingBinds() {
 		// the model may take 1,000,000 tokens a minute, the account only 30,000

@@ -48,10 +48,10 @@ class ExpectedOutputTests {
 			.engine(this.stores.open(store, this.clock), this.clock);
 		Pool pool = engine.pool("openai", "claude");
 		Calls.Call first = acquire(engine, pool, new Demand(500, 1_024));
-		assertThat(Binding.of(pool, engine.config().settings(), List.of()).dimension())
+		assertThat(Binding.of(pool, engine.config().settings(), List.of(), this.clock.nanoTime()).dimension())
 			.isEqualTo(OUTPUT_TOKENS_PER_MINUTE);
 		first.permit().complete(new Usage(500, 0, 600));
-		assertThat(Binding.of(pool, engine.config().settings(), List.of()).dimension())
+		assertThat(Binding.of(pool, engine.config().settings(), List.of(), this.clock.nanoTime()).dimension())
 			.isEqualTo(OUTPUT_TOKENS_PER_MINUTE);
 		// the charge is the actual output, never the expectation
 		assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, OUTPUT_TOKENS_PER_MINUTE).remaining())

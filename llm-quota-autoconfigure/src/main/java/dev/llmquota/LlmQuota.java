@@ -79,6 +79,15 @@ public final class LlmQuota {
 	}
 
 	/**
+	 * Returns every value scopes set on this thread, as they are now: what an adapter
+	 * that hands a call to another thread carries with it.
+	 * @return the values by attribute name, unmodifiable
+	 */
+	public static Map<String, Object> currentScope() {
+		return current.get();
+	}
+
+	/**
 	 * Returns the value a scope set in a Reactor context, else on this thread.
 	 * @param context the subscriber's context
 	 * @param name an attribute name of this class

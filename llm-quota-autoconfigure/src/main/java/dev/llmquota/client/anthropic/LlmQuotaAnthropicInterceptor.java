@@ -13,6 +13,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 import com.anthropic.core.RequestOptions;
 import com.anthropic.core.http.Headers;
@@ -82,12 +83,17 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 
 		@Override
 		public HttpResponse execute(HttpRequest request, RequestOptions options) {
-			return execute(request, options, null);
+			return execute(request, options, null, LlmQuota::current);
 		}
 
-		private HttpResponse execute(HttpRequest request, RequestOptions options, BooleanSupplier cancelled) {
+		/**
+		 * Governs a call with the scope it was made in: this thread's, or for an
+		 * asynchronous call the one its caller's thread had.
+		 */
+		private HttpResponse execute(HttpRequest request, RequestOptions options, BooleanSupplier cancelled,
+				Function<String, Object> scope) {
 			URI uri = uri(request);
-			ProviderEntry entry = entry(request, uri);
+			ProviderEntry entry = entry(request, uri, scope);
 			if (entry == null) {
 				return this.client.execute(request, options);
 			}
@@ -102,8 +108,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 				uri = entry.provider().baseUrl();
 			}
 			HttpRequest buffered = withCredentials(request.buffered(), entry.credentials());
-			CallPlan plan = LlmQuotaAnthropicInterceptor.this.calls.plan(entry, uri, bytes(buffered),
-					LlmQuota::current);
+			CallPlan plan = LlmQuotaAnthropicInterceptor.this.calls.plan(entry, uri, bytes(buffered), scope);
 			try {
 				return LlmQuotaAnthropicInterceptor.this.calls.exchange(plan,
 						LlmQuotaAnthropicInterceptor.this.calls.deadline(plan, null),
@@ -116,7 +121,9 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 
 		@Override
 		public CompletableFuture<HttpResponse> executeAsync(HttpRequest request, RequestOptions options) {
-			if (entry(request, uri(request)) == null) {
+			// the caller's scope, read here: the call goes on another thread
+			Function<String, Object> scope = LlmQuota.currentScope()::get;
+			if (entry(request, uri(request), scope) == null) {
 				return this.client.executeAsync(request, options);
 			}
 			// the admission wait and the attempt, off the caller's thread; the
@@ -126,7 +133,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 			ADMISSIONS.execute(() -> {
 				try {
 					// a call cancelled before it is sent is given back whole, not sent
-					HttpResponse response = execute(request, options, result::isCancelled);
+					HttpResponse response = execute(request, options, result::isCancelled, scope);
 					if (!result.complete(response)) {
 						// cancelled meanwhile: nobody will read it, and closing it ends
 						// the call
@@ -155,15 +162,15 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 			return builder.build();
 		}
 
-		private ProviderEntry entry(HttpRequest request, URI uri) {
+		private ProviderEntry entry(HttpRequest request, URI uri, Function<String, Object> scope) {
 			if (!"POST".equalsIgnoreCase(request.method().name())) {
 				return null;
 			}
 			if (uri.getHost() == null) {
-				return LlmQuotaAnthropicInterceptor.this.calls.entryOf(DialectId.ANTHROPIC, uri, LlmQuota::current);
+				return LlmQuotaAnthropicInterceptor.this.calls.entryOf(DialectId.ANTHROPIC, uri, scope);
 			}
 			return LlmQuotaAnthropicInterceptor.this.calls.entry(request.method().name(), uri,
-					(name) -> first(request.headers(), name), LlmQuota::current);
+					(name) -> first(request.headers(), name), scope);
 		}
 
 	}

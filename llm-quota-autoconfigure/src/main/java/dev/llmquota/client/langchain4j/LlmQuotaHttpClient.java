@@ -11,7 +11,6 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -51,9 +50,6 @@ import dev.llmquota.provider.HeaderLookup;
  * LangChain4j's own default client unchanged.
  */
 final class LlmQuotaHttpClient implements HttpClient {
-
-	private static final List<String> ATTRIBUTES = List.of(LlmQuota.PRIORITY, LlmQuota.MODEL, LlmQuota.PROVIDER,
-			LlmQuota.SKIP, LlmQuota.MAX_WAIT);
 
 	/** Where streams wait for admission and are read, off the caller's thread. */
 	private static final ExecutorService STREAMS = Executors.newCachedThreadPool((task) -> {
@@ -196,14 +192,7 @@ final class LlmQuotaHttpClient implements HttpClient {
 
 	/** A scope set with {@code LlmQuota.with(...)} on the calling thread. */
 	private static Map<String, Object> scope() {
-		Map<String, Object> scope = new HashMap<>();
-		for (String name : ATTRIBUTES) {
-			Object value = LlmQuota.current(name);
-			if (value != null) {
-				scope.put(name, value);
-			}
-		}
-		return scope;
+		return LlmQuota.currentScope();
 	}
 
 	private HttpClient plain() {

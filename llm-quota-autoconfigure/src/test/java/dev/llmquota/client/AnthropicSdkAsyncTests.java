@@ -5,6 +5,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import com.anthropic.backends.AnthropicBackend;
 import com.anthropic.core.RequestOptions;
@@ -13,8 +14,10 @@ import com.anthropic.core.http.HttpMethod;
 import com.anthropic.core.http.HttpRequest;
 import com.anthropic.core.http.HttpRequestBody;
 import com.anthropic.core.http.HttpResponse;
+import dev.llmquota.LlmQuota;
 import dev.llmquota.client.anthropic.LlmQuotaAnthropicInterceptor;
 import dev.llmquota.core.Demand;
+import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaPermit;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
@@ -25,13 +28,33 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Asynchronous calls of Anthropic's SDK client under llm-quota's interceptor that their
- * caller cancels: one cancelled while it waits is not sent, and one cancelled in flight
- * gives its slot back once its answer comes, though nobody reads it.
+ * Asynchronous calls of Anthropic's SDK client under llm-quota's interceptor (its async
+ * client, Spring AI's streaming): the scope they were made in steers them, and one their
+ * caller cancels while it waits is not sent, and one cancelled in flight gives its slot
+ * back once its answer comes, though nobody reads it.
  */
-class AnthropicSdkCancellationTests {
+class AnthropicSdkAsyncTests {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(15);
+
+	/**
+	 * The call waits for admission on another thread: the scope its caller's thread set
+	 * goes with it.
+	 */
+	@Test
+	void aBatchScopeAroundAnAsynchronousCallAdmitsItAsBatch() throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.ANTHROPIC, (sim) -> {
+		})) {
+			HttpClient client = governed(provider);
+			CompletableFuture<HttpResponse> answer = LlmQuota.with(LlmQuota.PRIORITY, Priority.BATCH)
+				.get(() -> client.executeAsync(request(provider), RequestOptions.none()));
+			try (HttpResponse response = answer.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)) {
+				assertThat(response.statusCode()).isEqualTo(200);
+			}
+			assertThat(provider.pool().stats().waits(Priority.BATCH).admitted()).isEqualTo(1);
+			assertThat(provider.pool().stats().waits(Priority.INTERACTIVE).admitted()).isZero();
+		}
+	}
 
 	@Test
 	void aCallCancelledWhileWaitingForAdmissionIsNotSentAndGivesItsSlotBack() throws Exception {

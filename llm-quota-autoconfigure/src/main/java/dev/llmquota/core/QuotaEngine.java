@@ -124,7 +124,7 @@ public final class QuotaEngine implements AutoCloseable {
 			return Mono.fromSupplier(() -> {
 				// the call goes at once; its twin waits as enforce mode would have
 				ShadowCall shadow = new ShadowCall(pool, this.clock, this.events);
-				enforce(pool, demand, priority, maxWait).subscribe(shadow::admitted, shadow::failed);
+				shadow.waiting(enforce(pool, demand, priority, maxWait).subscribe(shadow::admitted, shadow::failed));
 				return QuotaPermit.shadow(pool, demand, shadow, this.clock);
 			});
 		}

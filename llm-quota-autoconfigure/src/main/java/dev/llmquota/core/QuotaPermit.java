@@ -216,9 +216,16 @@ public final class QuotaPermit {
 	 * it is.
 	 */
 	public void cancel() {
+		if (this.queue == null) {
+			// shadow mode: its twin gives back what it booked, as enforce mode would
+			if (RELEASED.compareAndSet(this, false, true) && this.shadow != null) {
+				this.shadow.cancel();
+			}
+			return;
+		}
 		// the first correction wins: a booking given back is not charged as unreported,
 		// and one already corrected or released is not given back
-		if (this.queue != null && RECONCILED.compareAndSet(this, false, true)) {
+		if (RECONCILED.compareAndSet(this, false, true)) {
 			this.queue.giveBack(this);
 		}
 		release();

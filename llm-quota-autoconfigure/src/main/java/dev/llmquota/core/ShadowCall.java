@@ -1,6 +1,7 @@
 package dev.llmquota.core;
 
 import dev.llmquota.QuotaEngineClosedException;
+import reactor.core.Disposable;
 
 /**
  * A call in shadow mode: it goes to the provider at once, while a virtual twin waits for
@@ -32,6 +33,12 @@ final class ShadowCall {
 
 	private Boolean refusedKeepingRequests;
 
+	/** The twin's wait, while it waits. */
+	private Disposable waiting;
+
+	/** The real call was never sent: its twin gives back what it booked. */
+	private boolean cancelled;
+
 	ShadowCall(Pool pool, QuotaClock clock, QuotaEvents events) {
 		this.pool = pool;
 		this.clock = clock;
@@ -43,12 +50,31 @@ final class ShadowCall {
 		return this.start;
 	}
 
+	/** The twin waits for admission: what a cancel of the real call disposes of. */
+	void waiting(Disposable wait) {
+		boolean dispose;
+		synchronized (this) {
+			this.waiting = wait;
+			dispose = this.cancelled && this.twin == null;
+		}
+		if (dispose) {
+			wait.dispose();
+		}
+	}
+
 	/** The twin was admitted: this is how long enforce mode would have held the call. */
 	void admitted(QuotaPermit permit) {
 		boolean finish;
+		boolean cancel;
 		synchronized (this) {
 			this.twin = permit;
 			finish = this.ended;
+			cancel = this.cancelled;
+		}
+		if (cancel) {
+			// the real call was never sent: enforce mode would not have held it
+			permit.cancel();
+			return;
 		}
 		this.pool.stats().shadowed(permit.waitedNanos());
 		this.events.shadowed(this.pool, permit.waitedNanos());
@@ -80,6 +106,31 @@ final class ShadowCall {
 
 	void release() {
 		end(false, null);
+	}
+
+	/**
+	 * The real call was never sent (admitted as its caller gave up): as enforce mode
+	 * gives such a call's booking back whole, the twin gives back its own, or stops
+	 * waiting.
+	 */
+	void cancel() {
+		QuotaPermit admitted;
+		Disposable wait;
+		synchronized (this) {
+			if (this.ended) {
+				return;
+			}
+			this.ended = true;
+			this.cancelled = true;
+			admitted = this.twin;
+			wait = this.waiting;
+		}
+		if (admitted != null) {
+			admitted.cancel();
+		}
+		else if (wait != null) {
+			wait.dispose();
+		}
 	}
 
 	private void end(boolean completed, Usage usage) {

@@ -50,6 +50,55 @@ class ShadowModeTests {
 		assertThat(shadowed.stats.refused()).isEqualTo(enforced.refusals.size());
 	}
 
+	/**
+	 * A call admitted and then not sent (its caller gave up) is given back whole in
+	 * enforce mode; shadow mode's books do the same, and a twin still waiting stops
+	 * waiting rather than being admitted and charged later.
+	 */
+	@Test
+	void aCallNeverSentIsGivenBackInShadowModeAsInEnforceMode() {
+		for (Mode mode : Mode.values()) {
+			if (mode == Mode.OFF) {
+				continue;
+			}
+			ManualClock clock = new ManualClock();
+			QuotaEngine engine = TestConfigs.provider()
+				.mode(mode)
+				.headroom(1.0)
+				.burstWindow(Duration.ofMinutes(1))
+				.inFlightGate(false)
+				.maxWait(Duration.ofSeconds(30))
+				.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 600, TOKENS_PER_MINUTE, 4_000))
+				.engine(new LocalQuotaStore(), clock);
+			Pool pool = engine.pool("openai", "gpt-4o");
+			Calls.Call call = Calls.acquire(engine, pool, new Demand(1_000, 2_000));
+			assertThat(call.admitted()).as(mode.name()).isTrue();
+			call.permit().cancel();
+			Calls.settle(engine);
+			assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, TOKENS_PER_MINUTE).remaining())
+				.as("%s: the unsent call given back whole", mode)
+				.isEqualTo(4_000);
+			// a call whose twin must wait (the bucket holds one such call), not sent
+			// either
+			Calls.Call first = Calls.acquire(engine, pool, new Demand(1_000, 2_000));
+			if (mode == Mode.SHADOW) {
+				Calls.Call second = Calls.acquire(engine, pool, new Demand(1_000, 2_000));
+				Calls.settle(engine);
+				assertThat(second.admitted()).as("shadow mode delays nothing").isTrue();
+				assertThat(engine.waiting(pool.account())).as("its twin waits").isEqualTo(1);
+				second.permit().cancel();
+				assertThat(engine.waiting(pool.account())).as("its twin stops waiting").isZero();
+			}
+			first.permit().complete(new Usage(1_000, 0, 2_000));
+			clock.advance(Duration.ofMinutes(1));
+			Calls.settle(engine);
+			assertThat(engine.snapshot(pool).bucket(BucketSpec.Scope.POOL, TOKENS_PER_MINUTE).remaining())
+				.as("%s: nothing charged for the call never sent", mode)
+				.isEqualTo(4_000);
+			engine.close();
+		}
+	}
+
 	@Test
 	void offModeLeavesTheBooksUntouched() {
 		ManualClock clock = new ManualClock();

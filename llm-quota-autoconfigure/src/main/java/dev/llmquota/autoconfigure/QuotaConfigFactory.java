@@ -172,6 +172,12 @@ final class QuotaConfigFactory {
 							"give each model id to one entry only; entries that share a pool list each other's ids as aliases.");
 				}
 			}
+			if (spec.accounting().cost() == null
+					&& account.asMap().keySet().stream().anyMatch(Dimension::countsMoney)) {
+				logger.warn("llm-quota: " + modelPrefix.substring(0, modelPrefix.length() - 1)
+						+ " has no price, so its calls spend nothing of the entry's budget: set its"
+						+ " cost.input-per-million and cost.output-per-million");
+			}
 			models.put(spec.model(), spec);
 		}
 		PoolSpec unlisted = new PoolSpec("unlisted", Set.of(), Limits.none(), accounting(provider, dialect, 1),

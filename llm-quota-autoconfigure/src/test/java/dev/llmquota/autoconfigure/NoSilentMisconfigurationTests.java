@@ -11,6 +11,7 @@ import dev.llmquota.client.webclient.LlmQuotaWebClientCustomizer;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ProviderSpec;
 import dev.llmquota.core.QuotaConfig;
+import dev.llmquota.core.QuotaEngine;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -280,6 +281,31 @@ class NoSilentMisconfigurationTests {
 			assertThat(context.getBean(QuotaConfig.class).providers().get("entry").dialect()).isEqualTo(dialect);
 		});
 		assertThat(output).doesNotContain("sets no dialect");
+	}
+
+	/**
+	 * A model without a price spends nothing of its entry's budget: one listed so is
+	 * named at start-up, and an unlisted one (a typo, a new snapshot) when first called,
+	 * rather than passing the cap in silence.
+	 */
+	@Test
+	void aBudgetedEntrysModelWithoutAPriceIsNamedInAWarning(CapturedOutput output) {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.budget.per-day=1.00",
+					"llm.quota.providers.openai.models.gpt-4o.cost.input-per-million=10",
+					"llm.quota.providers.openai.models.gpt-4o.cost.output-per-million=30",
+					"llm.quota.providers.openai.models.gpt-4o-mini.requests-per-minute=500")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(output).contains("llm.quota.providers.openai.models.gpt-4o-mini")
+					.contains("budget")
+					.doesNotContain("'gpt-4.1'");
+				QuotaEngine engine = context.getBean(QuotaEngine.class);
+				engine.pool("openai", "gpt-4.1");
+				engine.pool("openai", "gpt-4.1");
+				assertThat(output).containsOnlyOnce("'gpt-4.1'");
+			});
 	}
 
 	@Test

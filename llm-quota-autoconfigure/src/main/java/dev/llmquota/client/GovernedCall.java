@@ -142,7 +142,7 @@ public final class GovernedCall {
 				this.permit.reconcile(reported);
 			}
 			else if (this.plan.streaming() && textStream() && !this.reader.partUnread()) {
-				this.permit.reconcile(streamedSoFar(usage));
+				this.permit.reconcileEstimated(streamedSoFar(usage));
 			}
 			// An answer without usage keeps its reservation: never under-charged.
 		}

@@ -58,7 +58,11 @@ final class Corrections {
 		}
 	}
 
-	void reconcile(QuotaPermit permit, Usage usage) {
+	/**
+	 * Corrects a call's charges to its usage; usage llm-quota {@code estimated} leaves a
+	 * money budget's charge as reserved.
+	 */
+	void reconcile(QuotaPermit permit, Usage usage, boolean estimated) {
 		Accounting accounting = permit.pool().spec().accounting();
 		Demand demand = permit.demand();
 		long inputDelta = usage.billedInputTokens(accounting.cachedInputCounts()) - demand.inputTokens();
@@ -84,6 +88,10 @@ final class Corrections {
 		for (Charge charge : permit.charges()) {
 			Dimension dimension = charge.bucket().dimension();
 			long delta = (dimension.countsInput() ? inputDelta : 0) + (dimension.countsOutput() ? outputDelta : 0);
+			if (dimension.countsMoney() && estimated) {
+				// what went by does not show all that is billed: the reservation stands
+				continue;
+			}
 			if (dimension.countsMoney()) {
 				// a budget is charged what the call cost, whatever it reserved; its day's
 				// and its month's alike

@@ -153,12 +153,27 @@ public final class QuotaPermit {
 	 * @param usage what the call used
 	 */
 	public void reconcile(Usage usage) {
+		reconcile(usage, false);
+	}
+
+	/**
+	 * Corrects the books from usage llm-quota estimated from what went by (a stream that
+	 * ended without its usage): the token rates follow it, but a money budget keeps what
+	 * the call reserved, since output the text did not show (a reasoning model's) is
+	 * billed too. Only the first correction has an effect.
+	 * @param usage the estimated usage
+	 */
+	public void reconcileEstimated(Usage usage) {
+		reconcile(usage, true);
+	}
+
+	private void reconcile(Usage usage, boolean estimated) {
 		if (RECONCILED.compareAndSet(this, false, true)) {
 			if (this.queue != null) {
-				this.queue.corrections().reconcile(this, usage);
+				this.queue.corrections().reconcile(this, usage, estimated);
 			}
 			else if (this.shadow != null) {
-				this.shadow.reconcile(usage);
+				this.shadow.reconcile(usage, estimated);
 			}
 		}
 	}

@@ -31,6 +31,9 @@ final class ShadowCall {
 
 	private Usage usage;
 
+	/** Whether the usage is llm-quota's estimate, not the provider's report. */
+	private boolean estimated;
+
 	private Boolean refusedKeepingRequests;
 
 	/** The twin's wait, while it waits. */
@@ -92,8 +95,9 @@ final class ShadowCall {
 		this.events.shadowRefused(this.pool, error);
 	}
 
-	synchronized void reconcile(Usage usage) {
+	synchronized void reconcile(Usage usage, boolean estimated) {
 		this.usage = usage;
+		this.estimated = estimated;
 	}
 
 	synchronized void refuse(boolean keepRequests) {
@@ -144,6 +148,7 @@ final class ShadowCall {
 			this.completed = completed;
 			if (usage != null) {
 				this.usage = usage;
+				this.estimated = false;
 			}
 			finish = this.twin != null;
 		}
@@ -174,23 +179,28 @@ final class ShadowCall {
 
 	private void endTwin(QuotaPermit permit) {
 		Usage usage;
+		boolean estimated;
 		Boolean refused;
 		boolean completed;
 		synchronized (this) {
 			usage = this.usage;
+			estimated = this.estimated;
 			refused = this.refusedKeepingRequests;
 			completed = this.completed;
 		}
 		if (refused != null) {
 			permit.refuse(refused);
 		}
+		if (usage != null && estimated) {
+			permit.reconcileEstimated(usage);
+		}
+		else if (usage != null) {
+			permit.reconcile(usage);
+		}
 		if (completed) {
-			permit.complete(usage);
+			permit.complete(null);
 		}
 		else {
-			if (usage != null) {
-				permit.reconcile(usage);
-			}
 			permit.release();
 		}
 	}

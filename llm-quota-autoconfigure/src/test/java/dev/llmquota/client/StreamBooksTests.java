@@ -124,6 +124,44 @@ class StreamBooksTests {
 		}
 	}
 
+	/**
+	 * An OpenAI stream without usage (add-stream-usage off) is estimated from its text
+	 * for the token rates, but its budget keeps what it reserved: a reasoning model bills
+	 * output the text never shows, up to max_completion_tokens.
+	 */
+	@Test
+	void aStreamWithoutUsageKeepsItsBudgetReservationWhileItsTokenRatesFollowItsText() {
+		String stream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Yes.\"}}]}\n\n"
+				+ "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "text/event-stream"), stream);
+				GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=" + server.baseUrl(),
+						"llm.quota.providers.p.dialect=openai", "llm.quota.headroom=1.0",
+						"llm.quota.providers.p.burst-window=60s", "llm.quota.providers.p.budget.per-day=1.00",
+						"llm.quota.providers.p.models.o3.tokens-per-minute=100000",
+						"llm.quota.providers.p.models.o3.cost.input-per-million=2",
+						"llm.quota.providers.p.models.o3.cost.output-per-million=8")) {
+			app.webClient()
+				.post()
+				.uri(server.baseUrl() + "/v1/chat/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(Map.of("model", "o3", "max_completion_tokens", 50_000, "stream", true, "messages",
+						List.of(Map.of("role", "user", "content", "Is 2^61-1 prime?"))))
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(PATIENCE);
+			await().atMost(PATIENCE).until(() -> app.engine().inFlight(app.engine().pool("p", "o3").account()) == 0);
+			assertThat(1_000_000 - app.engine()
+				.snapshot(app.engine().pool("p", "o3"))
+				.bucket(BucketSpec.Scope.ACCOUNT, Dimension.BUDGET_PER_DAY)
+				.remaining()).as("50,000 output tokens at 8 a million, reserved and kept")
+				.isGreaterThanOrEqualTo(400_000);
+			assertThat(app.engine()
+				.snapshot(app.engine().pool("p", "o3"))
+				.bucket(BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE)
+				.remaining()).as("the token rate follows the text").isGreaterThan(100_000L - 1_000L);
+		}
+	}
+
 	private static String openAiStream(String completionTokens) {
 		return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"}}],\"usage\":null}\n\n"
 				+ "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":" + completionTokens

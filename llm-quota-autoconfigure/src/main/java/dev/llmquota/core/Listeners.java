@@ -54,6 +54,11 @@ final class Listeners implements QuotaEvents {
 	}
 
 	@Override
+	public void accountLimitsChanged(Account account) {
+		each((listener) -> listener.accountLimitsChanged(account));
+	}
+
+	@Override
 	public void admitted(Pool pool, Priority priority, long waitedNanos) {
 		each((listener) -> listener.admitted(pool, priority, waitedNanos));
 	}

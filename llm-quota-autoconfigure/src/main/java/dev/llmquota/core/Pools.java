@@ -169,6 +169,7 @@ final class Pools {
 				account.resizeGates(this.config.settings());
 				return null;
 			});
+			this.events.accountLimitsChanged(account);
 		}
 		else {
 			Pool pool = existingPool(entry, provider, model);

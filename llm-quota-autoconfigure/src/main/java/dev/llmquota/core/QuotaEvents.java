@@ -28,6 +28,14 @@ public interface QuotaEvents {
 	}
 
 	/**
+	 * An account's limits changed at run time (an operator's change, or one another
+	 * replica published): it may limit a dimension it did not limit before.
+	 * @param account the account
+	 */
+	default void accountLimitsChanged(Account account) {
+	}
+
+	/**
 	 * A call was admitted.
 	 * @param pool its pool
 	 * @param priority its class

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.llmquota.core.Account;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Pool;
@@ -55,25 +56,10 @@ final class PoolMeters extends EngineMeterBinder {
 					if (configured(pool, scope, dimension) == null
 							&& (scope == BucketSpec.Scope.ACCOUNT || dimension.countsMoney())) {
 						// budgets are the account's; the pool shows the
-						// dimensions it may limit
+						// dimensions it may limit, its account those it limits
 						continue;
 					}
-					Tags tags = LlmQuotaMetrics.tags(pool).and("scope", scope.id(), "dimension", dimension.id());
-					meters.add(gauge(LlmQuotaMetrics.LIMIT, () -> limit(pool, scope, dimension), dimension, tags)
-						.description("Published limit of a dimension, configured or reported by the provider")
-						.register(this.registry));
-					meters.add(gauge(LlmQuotaMetrics.REMAINING, () -> localRemaining(pool, scope, dimension), dimension,
-							tags.and("source", "local"))
-						.description("What the client's own books leave of the published limit, in the provider's"
-								+ " terms: limit x bucket level / bucket capacity")
-						.register(this.registry));
-					if (scope == BucketSpec.Scope.POOL && dimension.kind() != Dimension.Kind.CONCURRENCY) {
-						meters.add(gauge(LlmQuotaMetrics.REMAINING, () -> serverRemaining(pool, dimension), dimension,
-								tags.and("source", "server"))
-							.description("Units left as the provider's latest rate-limit headers said, until the reset"
-									+ " they named (none when it has passed)")
-							.register(this.registry));
-					}
+					dimension(pool, scope, dimension, meters);
 				}
 			}
 			for (Priority priority : Priority.values()) {
@@ -93,11 +79,53 @@ final class PoolMeters extends EngineMeterBinder {
 			this.gauges.put(pool, meters);
 		}
 
+		/** An account limit set at run time gets its gauges on each of its pools. */
+		@Override
+		public void accountLimitsChanged(Account account) {
+			this.gauges.forEach((pool, meters) -> {
+				if (pool.account() != account) {
+					return;
+				}
+				synchronized (meters) {
+					for (Dimension dimension : account.limits().asMap().keySet()) {
+						Tags tags = LlmQuotaMetrics.tags(pool)
+							.and("scope", BucketSpec.Scope.ACCOUNT.id(), "dimension", dimension.id());
+						if (this.registry.find(LlmQuotaMetrics.LIMIT).tags(tags).gauge() == null) {
+							dimension(pool, BucketSpec.Scope.ACCOUNT, dimension, meters);
+						}
+					}
+				}
+			});
+		}
+
+		/** The limit and remaining gauges of one dimension and scope of a pool. */
+		private void dimension(Pool pool, BucketSpec.Scope scope, Dimension dimension, List<Meter> meters) {
+			Tags tags = LlmQuotaMetrics.tags(pool).and("scope", scope.id(), "dimension", dimension.id());
+			meters.add(gauge(LlmQuotaMetrics.LIMIT, () -> limit(pool, scope, dimension), dimension, tags)
+				.description("Published limit of a dimension, configured or reported by the provider")
+				.register(this.registry));
+			meters.add(
+					gauge(LlmQuotaMetrics.REMAINING, () -> localRemaining(pool, scope, dimension), dimension,
+							tags.and("source", "local"))
+						.description("What the client's own books leave of the published limit, in the provider's"
+								+ " terms: limit x bucket level / bucket capacity")
+						.register(this.registry));
+			if (scope == BucketSpec.Scope.POOL && dimension.kind() != Dimension.Kind.CONCURRENCY) {
+				meters.add(gauge(LlmQuotaMetrics.REMAINING, () -> serverRemaining(pool, dimension), dimension,
+						tags.and("source", "server"))
+					.description("Units left as the provider's latest rate-limit headers said, until the reset"
+							+ " they named (none when it has passed)")
+					.register(this.registry));
+			}
+		}
+
 		@Override
 		public void poolEvicted(Pool pool) {
 			List<Meter> meters = this.gauges.remove(pool);
 			if (meters != null) {
-				meters.forEach(this.registry::remove);
+				synchronized (meters) {
+					meters.forEach(this.registry::remove);
+				}
 			}
 		}
 

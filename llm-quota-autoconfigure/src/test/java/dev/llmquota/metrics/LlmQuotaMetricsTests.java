@@ -61,6 +61,32 @@ class LlmQuotaMetricsTests {
 		assertThat(this.registry.get(LlmQuotaMetrics.IN_FLIGHT).tag("model", "gpt-4o").gauge().value()).isZero();
 	}
 
+	/**
+	 * An account limit an operator sets at run time, where none was configured, gets its
+	 * gauges at once, on every pool of the account, as the endpoint shows it.
+	 */
+	@Test
+	void anAccountLimitSetAtRunTimeGetsItsGauges() {
+		QuotaEngine engine = engine(10);
+		engine.pool("openai", "gpt-4o");
+		engine.pool("openai", "gpt-4o-mini");
+		engine.changeLimit("openai", null, TOKENS_PER_MINUTE, 90_000);
+		for (String model : List.of("gpt-4o", "gpt-4o-mini")) {
+			assertThat(this.registry.get(LlmQuotaMetrics.LIMIT)
+				.tags("model", model, "scope", "account", "dimension", "tokens-per-minute")
+				.gauge()
+				.value()).isEqualTo(90_000);
+			assertThat(this.registry.get(LlmQuotaMetrics.REMAINING)
+				.tags("model", model, "scope", "account", "dimension", "tokens-per-minute", "source", "local")
+				.gauge()
+				.value()).isEqualTo(90_000);
+		}
+		engine.changeLimit("openai", null, TOKENS_PER_MINUTE, 60_000);
+		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT)
+			.tags("model", "gpt-4o", "scope", "account", "dimension", "tokens-per-minute")
+			.gauges()).singleElement().extracting((gauge) -> gauge.value()).isEqualTo(60_000.0);
+	}
+
 	@Test
 	void remainingIsInTheProvidersTermsConcurrencyIncludedAndBudgetsInTheCurrency() {
 		QuotaEngine engine = TestConfigs.provider()

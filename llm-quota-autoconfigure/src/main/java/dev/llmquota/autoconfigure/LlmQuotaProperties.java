@@ -398,6 +398,13 @@ public class LlmQuotaProperties {
 		 */
 		private @Nullable Double cachedInputPerMillion;
 
+		/**
+		 * Price of a million input tokens written to the provider's prompt cache; 1.25
+		 * times the input price for anthropic and bedrock entries (a five-minute cache
+		 * write), the input price for others, when unset.
+		 */
+		private @Nullable Double cacheWriteInputPerMillion;
+
 		private @Nullable Double input;
 
 		private @Nullable Double output;
@@ -426,6 +433,14 @@ public class LlmQuotaProperties {
 
 		public void setCachedInputPerMillion(@Nullable Double cachedInputPerMillion) {
 			this.cachedInputPerMillion = cachedInputPerMillion;
+		}
+
+		public @Nullable Double getCacheWriteInputPerMillion() {
+			return this.cacheWriteInputPerMillion;
+		}
+
+		public void setCacheWriteInputPerMillion(@Nullable Double cacheWriteInputPerMillion) {
+			this.cacheWriteInputPerMillion = cacheWriteInputPerMillion;
 		}
 
 		/**

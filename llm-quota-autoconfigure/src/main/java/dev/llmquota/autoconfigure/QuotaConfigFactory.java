@@ -236,7 +236,8 @@ final class QuotaConfigFactory {
 					"use o200k_base (GPT-4o and later), cl100k_base (GPT-4, GPT-3.5) or chars:N, N characters per token (e.g. chars:4).");
 		}
 		return new PoolSpec(name, Set.copyOf(model.getAliases()), limits,
-				accounting(provider, dialect, model.getOutputBurndown(), cost(prefix + "cost.", model.getCost())),
+				accounting(provider, dialect, model.getOutputBurndown(),
+						cost(prefix + "cost.", model.getCost(), dialect)),
 				burstWindow, model.getExpectedLatency(), model.getDefaultMaxTokens(), model.getPriority(), tokenizer,
 				(model.getMode() != null) ? model.getMode() : provider.getMode());
 	}
@@ -309,18 +310,21 @@ final class QuotaConfigFactory {
 		return Math.round(money * 1_000_000);
 	}
 
-	private static Cost cost(String prefix, LlmQuotaProperties.Cost cost) {
+	private static Cost cost(String prefix, LlmQuotaProperties.Cost cost, DialectId dialect) {
 		Double input = alias(prefix, "input-per-million", cost.getInputPerMillion(), "input", cost.getInput());
 		Double output = alias(prefix, "output-per-million", cost.getOutputPerMillion(), "output", cost.getOutput());
 		Double cachedInput = alias(prefix, "cached-input-per-million", cost.getCachedInputPerMillion(), "cached-input",
 				cost.getCachedInput());
-		if (input == null && output == null && cachedInput == null) {
+		if (input == null && output == null && cachedInput == null && cost.getCacheWriteInputPerMillion() == null) {
 			return null;
 		}
 		double inputPrice = price(prefix + "input-per-million", input);
 		double outputPrice = price(prefix + "output-per-million", output);
 		double cached = (cachedInput != null) ? price(prefix + "cached-input-per-million", cachedInput) : inputPrice;
-		return new Cost(inputPrice, outputPrice, cached);
+		double written = (cost.getCacheWriteInputPerMillion() != null)
+				? price(prefix + "cache-write-input-per-million", cost.getCacheWriteInputPerMillion())
+				: inputPrice * dialect.cacheWritePriceFactorByDefault();
+		return new Cost(inputPrice, outputPrice, cached, written);
 	}
 
 	/** A price set under its contract name or its short alias, not both differently. */

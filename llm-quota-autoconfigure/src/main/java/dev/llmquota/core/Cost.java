@@ -10,23 +10,39 @@ package dev.llmquota.core;
  * @param outputPerMillion the price of a million output tokens
  * @param cachedInputPerMillion the price of a million input tokens read from the
  * provider's prompt cache
+ * @param cacheWriteInputPerMillion the price of a million input tokens written to the
+ * provider's prompt cache
  */
-public record Cost(double inputPerMillion, double outputPerMillion, double cachedInputPerMillion) {
+public record Cost(double inputPerMillion, double outputPerMillion, double cachedInputPerMillion,
+		double cacheWriteInputPerMillion) {
 
 	public Cost {
-		if (inputPerMillion < 0 || outputPerMillion < 0 || cachedInputPerMillion < 0) {
+		if (inputPerMillion < 0 || outputPerMillion < 0 || cachedInputPerMillion < 0 || cacheWriteInputPerMillion < 0) {
 			throw new IllegalArgumentException("prices must not be negative");
 		}
 	}
 
 	/**
-	 * Returns what a call reserves at admission: its input estimate and its whole output
-	 * ceiling, in millionths.
+	 * Prices whose cache writes cost what input costs.
+	 * @param inputPerMillion the price of a million input tokens
+	 * @param outputPerMillion the price of a million output tokens
+	 * @param cachedInputPerMillion the price of a million input tokens read from the
+	 * provider's prompt cache
+	 */
+	public Cost(double inputPerMillion, double outputPerMillion, double cachedInputPerMillion) {
+		this(inputPerMillion, outputPerMillion, cachedInputPerMillion, inputPerMillion);
+	}
+
+	/**
+	 * Returns what a call reserves at admission: its input estimate (at the cache-write
+	 * price where that is higher: the call may write its whole prompt to the cache) and
+	 * its whole output ceiling, in millionths.
 	 * @param demand the call's demand
 	 * @return the cost reserved
 	 */
 	public long microsAtAdmission(Demand demand) {
-		return micros(demand.inputTokens() * this.inputPerMillion + demand.outputCeiling() * this.outputPerMillion);
+		return micros(demand.inputTokens() * Math.max(this.inputPerMillion, this.cacheWriteInputPerMillion)
+				+ demand.outputCeiling() * this.outputPerMillion);
 	}
 
 	/**
@@ -45,8 +61,9 @@ public record Cost(double inputPerMillion, double outputPerMillion, double cache
 	 * @return the cost
 	 */
 	public double exactMicros(Usage usage) {
-		long uncached = usage.inputTokens() - usage.cachedInputTokens();
-		return uncached * this.inputPerMillion + usage.cachedInputTokens() * this.cachedInputPerMillion
+		long plain = usage.inputTokens() - usage.cachedInputTokens() - usage.cacheWriteInputTokens();
+		return plain * this.inputPerMillion + usage.cachedInputTokens() * this.cachedInputPerMillion
+				+ usage.cacheWriteInputTokens() * this.cacheWriteInputPerMillion
 				+ usage.outputTokens() * this.outputPerMillion;
 	}
 

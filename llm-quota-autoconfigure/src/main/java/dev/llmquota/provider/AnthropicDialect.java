@@ -194,7 +194,7 @@ final class AnthropicDialect implements Dialect {
 		Long written = usage.count(counts, "cache_creation_input_tokens");
 		Long read = usage.count(counts, "cache_read_input_tokens");
 		// input_tokens counts only what follows the last cache breakpoint
-		usage.input(Json.sum(uncached, written, read), read);
+		usage.input(Json.sum(uncached, written, read), read, written);
 	}
 
 	/**

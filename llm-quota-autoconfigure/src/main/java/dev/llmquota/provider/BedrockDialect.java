@@ -111,7 +111,7 @@ final class BedrockDialect implements Dialect {
 				usage.count(counts, "cacheReadInputTokenCount"));
 		Long written = Json.max(usage.count(counts, "cacheWriteInputTokens"),
 				usage.count(counts, "cacheWriteInputTokenCount"));
-		usage.input(Json.sum(input, read, written), read);
+		usage.input(Json.sum(input, read, written), read, written);
 		usage.output(usage.count(counts, "outputTokens"));
 	}
 
@@ -158,9 +158,8 @@ final class BedrockDialect implements Dialect {
 		JsonNode counts = Json.at(event, "metadata", "usage");
 		if (counts != null && counts.isObject()) {
 			Long read = usage.count(counts, "cacheReadInputTokens");
-			usage.input(
-					Json.sum(usage.count(counts, "inputTokens"), read, usage.count(counts, "cacheWriteInputTokens")),
-					read);
+			Long written = usage.count(counts, "cacheWriteInputTokens");
+			usage.input(Json.sum(usage.count(counts, "inputTokens"), read, written), read, written);
 			usage.output(usage.count(counts, "outputTokens"));
 			// Converse's last event: its counts follow messageStop
 			usage.end();
@@ -172,8 +171,8 @@ final class BedrockDialect implements Dialect {
 			if (metrics != null && metrics.isObject()) {
 				// inputTokenCount is the input outside the prompt cache alone
 				Long read = usage.count(metrics, "cacheReadInputTokenCount");
-				usage.input(Json.sum(usage.count(metrics, "inputTokenCount"), read,
-						usage.count(metrics, "cacheWriteInputTokenCount")), read);
+				Long written = usage.count(metrics, "cacheWriteInputTokenCount");
+				usage.input(Json.sum(usage.count(metrics, "inputTokenCount"), read, written), read, written);
 				usage.output(usage.count(metrics, "outputTokenCount"));
 				// the invocation's metrics come with its last chunk
 				usage.end();

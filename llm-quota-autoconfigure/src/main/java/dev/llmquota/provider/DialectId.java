@@ -65,4 +65,15 @@ public enum DialectId {
 		return this.cachedInputCounts;
 	}
 
+	/**
+	 * Returns the price of prompt-cache writes as a multiple of the input price, where
+	 * {@code cache-write-input-per-million} is not set: Anthropic bills a five-minute
+	 * cache write at 1.25 times input, on its API and on Bedrock; the others bill no
+	 * surcharge.
+	 * @return the multiple
+	 */
+	public double cacheWritePriceFactorByDefault() {
+		return (this == ANTHROPIC || this == BEDROCK) ? 1.25 : 1.0;
+	}
+
 }

@@ -21,6 +21,8 @@ public final class UsageAccumulator {
 
 	private Long cachedInputTokens;
 
+	private Long cacheWriteInputTokens;
+
 	private Long outputTokens;
 
 	private long outputChars;
@@ -36,11 +38,22 @@ public final class UsageAccumulator {
 
 	/** Sets the input tokens, cached ones included, when reported. */
 	void input(Long total, Long cached) {
+		input(total, cached, null);
+	}
+
+	/**
+	 * Sets the input tokens, cached ones and those written to the cache included, when
+	 * reported.
+	 */
+	void input(Long total, Long cached, Long written) {
 		if (plausible(total)) {
 			this.inputTokens = total;
 		}
 		if (plausible(cached)) {
 			this.cachedInputTokens = cached;
+		}
+		if (plausible(written)) {
+			this.cacheWriteInputTokens = written;
 		}
 	}
 
@@ -182,7 +195,8 @@ public final class UsageAccumulator {
 		}
 		long input = (this.inputTokens != null) ? this.inputTokens : inputEstimate;
 		long cached = (this.cachedInputTokens != null) ? this.cachedInputTokens : 0;
-		return new Usage(input, Math.min(cached, input), this.outputTokens);
+		long written = (this.cacheWriteInputTokens != null) ? this.cacheWriteInputTokens : 0;
+		return new Usage(input, Math.min(cached, input), this.outputTokens, written);
 	}
 
 	/**

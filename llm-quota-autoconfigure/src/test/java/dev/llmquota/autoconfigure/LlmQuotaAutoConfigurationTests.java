@@ -3,6 +3,7 @@ package dev.llmquota.autoconfigure;
 import java.time.Duration;
 
 import dev.llmquota.core.Cost;
+import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Mode;
 import dev.llmquota.core.Pool;
@@ -10,6 +11,7 @@ import dev.llmquota.core.PoolSnapshot;
 import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaStore;
+import dev.llmquota.core.Usage;
 import dev.llmquota.store.LocalQuotaStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -199,6 +201,40 @@ class LlmQuotaAutoConfigurationTests {
 			.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com",
 					"llm.quota.providers.openai.models.gpt-4o.aliases=GPT-4o")
 			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	/**
+	 * Anthropic bills a prompt-cache write at 1.25 times input (on its API and on
+	 * Bedrock): an entry's price for it defaults so, the others' to the input price, and
+	 * cache-write-input-per-million sets it.
+	 */
+	@Test
+	void aCacheWriteIsPricedAsTheProviderBillsIt() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.claude.base-url=https://api.anthropic.com",
+					"llm.quota.providers.claude.models.sonnet.cost.input-per-million=3",
+					"llm.quota.providers.claude.models.sonnet.cost.output-per-million=15",
+					"llm.quota.providers.claude.models.hour.cost.input-per-million=3",
+					"llm.quota.providers.claude.models.hour.cost.output-per-million=15",
+					"llm.quota.providers.claude.models.hour.cost.cache-write-input-per-million=6",
+					"llm.quota.providers.openai.base-url=https://api.openai.com",
+					"llm.quota.providers.openai.models.gpt-4o.cost.input-per-million=2.5",
+					"llm.quota.providers.openai.models.gpt-4o.cost.output-per-million=10")
+			.run((context) -> {
+				QuotaEngine engine = context.getBean(QuotaEngine.class);
+				Cost sonnet = engine.pool("claude", "sonnet").spec().accounting().cost();
+				assertThat(sonnet.cacheWriteInputPerMillion()).isEqualTo(3.75);
+				assertThat(engine.pool("claude", "hour").spec().accounting().cost().cacheWriteInputPerMillion())
+					.isEqualTo(6);
+				assertThat(engine.pool("openai", "gpt-4o").spec().accounting().cost().cacheWriteInputPerMillion())
+					.isEqualTo(2.5);
+				// 100 tokens after the cache breakpoint and 10,000 written to the cache:
+				// 100 x 3 + 10,000 x 3.75 millionths
+				Usage written = new Usage(10_100, 0, 0, 10_000);
+				assertThat(sonnet.micros(written)).isEqualTo(37_800);
+				assertThat(sonnet.microsAtAdmission(new Demand(10_100, 0))).as("a reservation that can pay for it")
+					.isGreaterThanOrEqualTo(37_800);
+			});
 	}
 
 	@Test

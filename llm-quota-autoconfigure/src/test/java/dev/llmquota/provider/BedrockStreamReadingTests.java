@@ -106,7 +106,7 @@ class BedrockStreamReadingTests {
 					+ Base64.getEncoder().encodeToString(chunk.getBytes(StandardCharsets.UTF_8)) + "\"}"));
 		}
 		Usage usage = read(stream.toByteArray(), new Random(3));
-		assertThat(usage).isEqualTo(new Usage(8020, 5000, 17));
+		assertThat(usage).isEqualTo(new Usage(8020, 5000, 17, 3000));
 		assertThat(usage.billedInputTokens(false)).isEqualTo(3020);
 	}
 
@@ -123,7 +123,7 @@ class BedrockStreamReadingTests {
 					+ "\"totalTokens\":8037,\"cacheReadInputTokenCount\":5000,\"cacheWriteInputTokenCount\":3000}}")
 				.getBytes(StandardCharsets.UTF_8)));
 		reader.finish();
-		assertThat(reader.usage().usage(999)).isEqualTo(new Usage(8020, 5000, 17));
+		assertThat(reader.usage().usage(999)).isEqualTo(new Usage(8020, 5000, 17, 3000));
 	}
 
 	@Test

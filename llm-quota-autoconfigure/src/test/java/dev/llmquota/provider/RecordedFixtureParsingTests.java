@@ -393,6 +393,18 @@ class RecordedFixtureParsingTests {
 		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(26, 0, 259));
 	}
 
+	/**
+	 * Tokens written to Anthropic's prompt cache are part of the input and are kept
+	 * apart: they are billed above the input price.
+	 */
+	@Test
+	void anthropicCacheWritesAreReadApartFromTheRestOfTheInput() {
+		ResponseReader reader = read(DialectId.ANTHROPIC, Framing.JSON,
+				"{\"type\":\"message\",\"usage\":{\"input_tokens\":100,\"cache_creation_input_tokens\":10000,"
+						+ "\"cache_read_input_tokens\":500,\"output_tokens\":7}}");
+		assertThat(reader.usage().usage(0)).isEqualTo(new Usage(10_600, 500, 7, 10_000));
+	}
+
 	@Test
 	void bedrockInvokeModelWithAnAnthropicBodyReadsItsSnakeCaseUsage() {
 		ResponseReader reader = read(DialectId.BEDROCK, Framing.JSON,

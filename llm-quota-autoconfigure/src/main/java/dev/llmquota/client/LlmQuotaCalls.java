@@ -402,7 +402,7 @@ public final class LlmQuotaCalls {
 		long raw;
 		if (request != null) {
 			InputText input = request.input();
-			raw = estimator.estimate(input.text(), input.structure(), input.messages());
+			raw = estimator.estimate(input.text(), input.structure(), input.messages(), input.counted());
 		}
 		else {
 			raw = TokenEstimator.of("chars:4").count(new String(body, java.nio.charset.StandardCharsets.UTF_8));

@@ -33,7 +33,10 @@ public final class EstimateDrift {
 		}
 		double sample = (double) actual / estimated;
 		this.lastRatio = sample;
-		this.ratio = (this.samples == 0) ? sample : this.ratio + (sample - this.ratio) * 0.2;
+		// one call far off (input the estimator could not see) moves the ratio no
+		// further than the correction goes
+		double bounded = Math.max(MIN_FACTOR, Math.min(MAX_FACTOR, sample));
+		this.ratio = (this.samples == 0) ? bounded : this.ratio + (bounded - this.ratio) * 0.2;
 		this.samples++;
 		return sample;
 	}

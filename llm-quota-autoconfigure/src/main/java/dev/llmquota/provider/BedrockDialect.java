@@ -22,9 +22,14 @@ final class BedrockDialect implements Dialect {
 
 	static final BedrockDialect INSTANCE = new BedrockDialect();
 
-	private static final List<String> TEXT = List.of("system", "messages", "inputText", "texts");
+	/**
+	 * Converse's, and InvokeModel's model bodies: Anthropic's (system, messages), Titan's
+	 * (inputText), Cohere's embeddings (texts), Llama's and Mistral's (prompt).
+	 */
+	private static final List<String> TEXT = List.of("system", "messages", "inputText", "texts", "prompt");
 
-	private static final List<String> STRUCTURE = List.of("toolConfig");
+	/** Converse's tools, and those of an Anthropic body. */
+	private static final List<String> STRUCTURE = List.of("toolConfig", "tools", "tool_choice");
 
 	private static final List<String> MESSAGES = List.of("system", "messages");
 
@@ -44,8 +49,12 @@ final class BedrockDialect implements Dialect {
 
 	@Override
 	public Long outputCeiling(JsonNode body) {
-		// Converse, or an Anthropic body sent through InvokeModel
-		return Json.max(Json.count(body, "inferenceConfig", "maxTokens"), Json.count(body, "max_tokens"));
+		// Converse, or a model's own body sent through InvokeModel: Anthropic's, Llama's,
+		// Titan's, Nova's
+		Long converse = Json.max(Json.count(body, "inferenceConfig", "maxTokens"), Json.count(body, "max_tokens"));
+		return Json.max(converse,
+				Json.max(Json.count(body, "max_gen_len"), Json.count(body, "textGenerationConfig", "maxTokenCount"),
+						Json.count(body, "inferenceConfig", "max_new_tokens")));
 	}
 
 	@Override

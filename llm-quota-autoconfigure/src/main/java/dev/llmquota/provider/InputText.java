@@ -14,17 +14,43 @@ import tools.jackson.databind.JsonNode;
  * @param text the input text, joined
  * @param messages the number of messages (and system prompts), for per-message overhead
  * @param structure characters of tool and schema definitions, counted as input too
+ * @param counted tokens counted without a tokenizer: input given as token ids (one each),
+ * and media (an image, a file, audio, given inline) at {@link #MEDIA_TOKENS} an item
  */
-public record InputText(String text, int messages, String structure) {
+public record InputText(String text, int messages, String structure, long counted) {
 
-	/** Values under these names are media or ids, not text a tokenizer counts. */
-	private static final List<String> SKIPPED = List.of("data", "bytes", "b64_json", "image_url", "inlineData",
-			"inline_data", "fileData", "file_data", "image", "images", "source", "id", "type", "role", "name", "model");
+	/**
+	 * What a medium given inline is taken to count: an image as Anthropic counts its
+	 * largest (about 1,600 tokens; OpenAI's and Gemini's count less). The estimate drift
+	 * learns the rest from the provider's usage.
+	 */
+	public static final int MEDIA_TOKENS = 1_600;
 
-	/** Strings longer than this without a space are taken for base64 media. */
+	/**
+	 * Values under these names are no input a provider counts: kinds, roles, ids, and
+	 * opaque signatures of earlier reasoning. Every other string counts, wherever it sits
+	 * (a tool's result under "data" is input like any text).
+	 */
+	private static final List<String> SKIPPED = List.of("type", "role", "id", "model", "signature", "thoughtSignature",
+			"thought_signature", "encrypted_content");
+
+	/**
+	 * Strings at least this long written in base64's alphabet alone are taken for media
+	 * given inline; shorter ones are counted as text (never an under-estimate).
+	 */
 	private static final int MEDIA_LENGTH = 4_096;
 
-	private static final InputText NONE = new InputText("", 0, "");
+	private static final InputText NONE = new InputText("", 0, "", 0);
+
+	/**
+	 * Input text without tokens counted apart.
+	 * @param text the input text, joined
+	 * @param messages the number of messages
+	 * @param structure characters of tool and schema definitions
+	 */
+	public InputText(String text, int messages, String structure) {
+		this(text, messages, structure, 0);
+	}
 
 	/**
 	 * Collects the input text of a request body already parsed.
@@ -69,6 +95,9 @@ public record InputText(String text, int messages, String structure) {
 
 		private int messages;
 
+		/** Tokens counted apart: ids given as input, media. */
+		private final long[] counted = new long[1];
+
 		Collector(RequestShape shape) {
 			this.shape = shape;
 			this.texts = new StringBuilder[shape.textFields().size()];
@@ -88,7 +117,7 @@ public record InputText(String text, int messages, String structure) {
 			boolean counted = this.shape.messageFields().contains(field);
 			JsonToken token = parser.currentToken();
 			if (token == JsonToken.START_ARRAY) {
-				int elements = elements(parser, text);
+				int elements = elements(parser, text, this.counted);
 				this.messages += counted ? elements : 0;
 				return;
 			}
@@ -96,7 +125,7 @@ public record InputText(String text, int messages, String structure) {
 				this.messages++;
 			}
 			if (text != null) {
-				collect(parser, text);
+				collect(parser, text, this.counted);
 			}
 			else {
 				parser.skipChildren();
@@ -109,12 +138,12 @@ public record InputText(String text, int messages, String structure) {
 		}
 
 		/** Collects each element of an array and returns how many there were. */
-		private static int elements(JsonParser parser, StringBuilder text) {
+		private static int elements(JsonParser parser, StringBuilder text, long[] counted) {
 			int elements = 0;
 			while (parser.nextToken() != JsonToken.END_ARRAY) {
 				elements++;
 				if (text != null) {
-					collect(parser, text);
+					collect(parser, text, counted);
 				}
 				else {
 					parser.skipChildren();
@@ -141,29 +170,37 @@ public record InputText(String text, int messages, String structure) {
 					structure.append(node.toString());
 				}
 			}
-			return new InputText(joined.toString(), this.messages, structure.toString());
+			return new InputText(joined.toString(), this.messages, structure.toString(), this.counted[0]);
 		}
 
 	}
 
 	/**
-	 * Collects the text of the value the parser is at: its strings, but media and ids;
-	 * leaves the parser at the value's last token.
+	 * Collects the text of the value the parser is at: its strings, but kinds, ids and
+	 * media (counted apart, as are numbers: token ids given as input); leaves the parser
+	 * at the value's last token.
 	 */
-	private static void collect(JsonParser parser, StringBuilder text) {
+	private static void collect(JsonParser parser, StringBuilder text, long[] counted) {
 		JsonToken token = parser.currentToken();
 		if (token == JsonToken.VALUE_STRING) {
 			String value = parser.getString();
-			if (value.length() < MEDIA_LENGTH || value.indexOf(' ') >= 0) {
-				if (!text.isEmpty()) {
-					text.append('\n');
-				}
-				text.append(value);
+			if (media(value)) {
+				counted[0] += MEDIA_TOKENS;
+				return;
 			}
+			if (!text.isEmpty()) {
+				text.append('\n');
+			}
+			text.append(value);
+		}
+		else if (token == JsonToken.VALUE_NUMBER_INT) {
+			// a token id (an embedding's or a completion's input given as tokens), or a
+			// number, which a tokenizer counts as about one token too
+			counted[0]++;
 		}
 		else if (token == JsonToken.START_ARRAY) {
 			while (parser.nextToken() != JsonToken.END_ARRAY) {
-				collect(parser, text);
+				collect(parser, text, counted);
 			}
 		}
 		else if (token == JsonToken.START_OBJECT) {
@@ -174,10 +211,32 @@ public record InputText(String text, int messages, String structure) {
 					parser.skipChildren();
 				}
 				else {
-					collect(parser, text);
+					collect(parser, text, counted);
 				}
 			}
 		}
+	}
+
+	/**
+	 * Whether a string is a medium given inline: a data URL, or a long run of base64's
+	 * alphabet alone (compact JSON, Chinese or Japanese text are not).
+	 */
+	static boolean media(String value) {
+		if (value.startsWith("data:") && value.indexOf(";base64,") > 0) {
+			return true;
+		}
+		if (value.length() < MEDIA_LENGTH) {
+			return false;
+		}
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			boolean base64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+'
+					|| c == '/' || c == '=' || c == '-' || c == '_' || c == '\n' || c == '\r';
+			if (!base64) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 }

@@ -51,8 +51,10 @@ final class OllamaDialect implements Dialect {
 
 	@Override
 	public Long outputCeiling(JsonNode body) {
-		// -1 (Ollama's default) and -2 mean no ceiling: the count reader leaves them out
-		return Json.count(body, "options", "num_predict");
+		// -1 (Ollama's default) and -2 mean no ceiling: the count reader leaves them out;
+		// its OpenAI-compatible API takes OpenAI's fields
+		return Json.max(Json.count(body, "options", "num_predict"), Json.count(body, "max_tokens"),
+				Json.count(body, "max_completion_tokens"));
 	}
 
 	/**

@@ -91,7 +91,20 @@ public final class TokenEstimator {
 	 * @return the estimate
 	 */
 	public long estimate(String text, String structure, int messages) {
-		return count(text) + count(structure) + (long) PER_MESSAGE * messages + PER_CALL;
+		return estimate(text, structure, messages, 0);
+	}
+
+	/**
+	 * Returns the input tokens of a request whose input also holds tokens counted apart
+	 * (token ids, media).
+	 * @param text the input text
+	 * @param structure tool and schema definitions
+	 * @param messages the number of messages
+	 * @param counted tokens counted without this tokenizer
+	 * @return the estimated input tokens
+	 */
+	public long estimate(String text, String structure, int messages, long counted) {
+		return count(text) + count(structure) + (long) PER_MESSAGE * messages + PER_CALL + counted;
 	}
 
 	/**

@@ -77,8 +77,8 @@ class DialectRequestTests {
 
 	/**
 	 * A request carrying a document inline larger than Jackson's default bound on a
-	 * string (20 million characters: a 16 MB PDF in base64) is read, the document skipped
-	 * unread as media: failing to read it, llm-quota would estimate the request by its
+	 * string (20 million characters: a 16 MB PDF in base64) is read, the document counted
+	 * as one medium: failing to read it, llm-quota would estimate the request by its
 	 * length, six million tokens.
 	 */
 	@Test
@@ -88,7 +88,8 @@ class DialectRequestTests {
 				+ "{\"type\":\"document\",\"source\":{\"type\":\"base64\",\"media_type\":\"application/pdf\","
 				+ "\"data\":\"" + document + "\"}},{\"type\":\"text\",\"text\":\"Summarise this.\"}]}]}";
 		ParsedRequest read = ParsedRequest.read(text.getBytes(StandardCharsets.UTF_8), Dialect.of(DialectId.ANTHROPIC));
-		assertThat(read.input().text()).isEqualTo("Summarise this.");
+		assertThat(read.input().text()).isEqualTo("application/pdf\nSummarise this.");
+		assertThat(read.input().counted()).isEqualTo(InputText.MEDIA_TOKENS);
 		assertThat(Dialect.of(DialectId.ANTHROPIC).outputCeiling(read.fields())).isEqualTo(100);
 	}
 
@@ -102,7 +103,9 @@ class DialectRequestTests {
 		ParsedRequest read = ParsedRequest.read(text.getBytes(StandardCharsets.UTF_8), openai);
 		// in the shape's order (messages, input, instructions), as read from a tree
 		assertThat(read.input()).isEqualTo(openai.inputText(json(text)));
-		assertThat(read.input().text()).isEqualTo("Hi there\na\nb\nBe kind.");
+		// every string a provider counts, a message's name too; a number as a token
+		assertThat(read.input().text()).isEqualTo("Hi there\nann\nx\na\nb\nBe kind.");
+		assertThat(read.input().counted()).isEqualTo(1);
 		assertThat(read.input().messages()).isEqualTo(3);
 		assertThat(read.input().structure()).isEqualTo("[{\"type\":\"function\",\"name\":\"f\"}]");
 		// the rest, as a tree the dialect reads: no messages kept
@@ -189,14 +192,16 @@ class DialectRequestTests {
 				"https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent");
 		JsonNode body = json(
 				"""
-						{"contents":[{"role":"user","parts":[{"text":"Hello"},{"inlineData":{"mimeType":"image/png","data":"AAAA"}}]}],
-						 "systemInstruction":{"parts":[{"text":"Be terse."}]},"generationConfig":{"maxOutputTokens":1024}}""");
+						{"contents":[{"role":"user","parts":[{"text":"Hello"},{"inlineData":{"mimeType":"image/png","data":"%s"}}]}],
+						 "systemInstruction":{"parts":[{"text":"Be terse."}]},"generationConfig":{"maxOutputTokens":1024}}"""
+					.formatted("AAAA".repeat(2_000)));
 		assertThat(gemini.model(uri, body)).isEqualTo("gemini-2.5-flash");
 		assertThat(gemini.model(vertex, body)).isEqualTo("gemini-2.5-pro");
 		assertThat(gemini.streaming(uri, body)).isTrue();
 		assertThat(gemini.streaming(vertex, body)).isFalse();
 		assertThat(gemini.outputCeiling(body)).isEqualTo(1024);
 		assertThat(gemini.inputText(body).text()).contains("Hello").contains("Be terse.").doesNotContain("AAAA");
+		assertThat(gemini.inputText(body).counted()).isEqualTo(InputText.MEDIA_TOKENS);
 	}
 
 	@Test
@@ -216,11 +221,12 @@ class DialectRequestTests {
 		JsonNode body = json("""
 				{"model":"claude-sonnet-4-5","max_tokens":1024,"system":"You are terse.",
 				 "messages":[{"role":"user","content":[{"type":"text","text":"Hi"},
-				   {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}],
-				 "tools":[{"name":"get_weather","input_schema":{"type":"object"}}]}""");
+				   {"type":"image","source":{"type":"base64","media_type":"image/png","data":"%s"}}]}],
+				 "tools":[{"name":"get_weather","input_schema":{"type":"object"}}]}""".formatted("AAAA".repeat(2_000)));
 		assertThat(anthropic.outputCeiling(body)).isEqualTo(1024);
 		InputText input = anthropic.inputText(body);
 		assertThat(input.text()).contains("You are terse.").contains("Hi").doesNotContain("AAAA");
+		assertThat(input.counted()).isEqualTo(InputText.MEDIA_TOKENS);
 		assertThat(input.messages()).isEqualTo(2);
 		assertThat(input.structure()).contains("get_weather");
 	}

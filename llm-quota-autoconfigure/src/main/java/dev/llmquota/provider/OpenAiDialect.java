@@ -85,8 +85,10 @@ class OpenAiDialect implements Dialect {
 	/** A Responses call continuing a previous response or a conversation. */
 	@Override
 	public boolean storedInput(JsonNode body) {
+		// an earlier response, a conversation, or a prompt template stored at OpenAI
 		JsonNode conversation = Json.at(body, "conversation");
-		return Json.text(body, "previous_response_id") != null || (conversation != null && !conversation.isNull());
+		return Json.text(body, "previous_response_id") != null || (conversation != null && !conversation.isNull())
+				|| Json.text(body, "prompt", "id") != null;
 	}
 
 	@Override

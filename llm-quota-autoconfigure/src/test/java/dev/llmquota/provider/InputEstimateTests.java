@@ -155,6 +155,18 @@ class InputEstimateTests {
 			.isEqualTo(10000);
 	}
 
+	/**
+	 * A Responses call on a prompt template stored at OpenAI carries only its variables:
+	 * the provider's count holds the template too, so it must not move the drift ratio.
+	 */
+	@Test
+	void aResponsesCallOnAStoredPromptTemplateHasStoredInput() {
+		assertThat(Dialect.of(DialectId.OPENAI).storedInput(json("""
+				{"model":"gpt-5","prompt":{"id":"pmpt_abc123","version":"2","variables":{"city":"Paris"}},
+				 "input":"Go."}"""))).isTrue();
+		assertThat(Dialect.of(DialectId.OPENAI).storedInput(json("{\"model\":\"gpt-5\",\"input\":\"Go.\"}"))).isFalse();
+	}
+
 	@Test
 	void ollamasOpenAiCompatibleCallsReadTheirMaxTokens() {
 		Dialect ollama = Dialect.of(DialectId.OLLAMA);

@@ -21,9 +21,10 @@ class ConfigurationMetadataTests {
 	@Test
 	void everyPropertyHasADescriptionForTheIde() throws IOException {
 		List<Map<String, Object>> properties = JsonPath.read(metadata(), "$.properties[*]");
+		// the health indicator's switch too, as Spring Boot lists its own indicators'
 		assertThat(properties).extracting((property) -> property.get("name"))
 			.contains("llm.quota.enabled", "llm.quota.headroom", "llm.quota.max-wait", "llm.quota.lease-timeout",
-					"llm.quota.max-pools", "llm.quota.providers");
+					"llm.quota.max-pools", "llm.quota.providers", "management.health.llmquota.enabled");
 		assertThat(properties).allSatisfy(
 				(property) -> assertThat(property.get("description")).as("description of %s", property.get("name"))
 					.isNotNull());

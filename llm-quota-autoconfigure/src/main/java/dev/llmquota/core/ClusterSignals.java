@@ -47,6 +47,17 @@ public interface ClusterSignals {
 	}
 
 	/**
+	 * Returns what the processes sharing the store hold a pool or an account under now,
+	 * whoever heard it: what each replica's endpoint and health show.
+	 * @param hold the hold's key
+	 * @return the hold, or {@code null} when the store has none to share or cannot say
+	 * now
+	 */
+	default SharedHold hold(String hold) {
+		return null;
+	}
+
+	/**
 	 * Publishes a limit an operator changed at run time to every process sharing the
 	 * store.
 	 * @param key the provider entry's key of changed limits

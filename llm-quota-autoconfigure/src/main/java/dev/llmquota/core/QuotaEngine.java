@@ -255,25 +255,36 @@ public final class QuotaEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Returns a pool's state: its own hold, or its account's, whichever is worse.
+	 * Returns a pool's state: its own hold, or its account's, whichever is worse; with a
+	 * store shared by many processes, a penalty or a spent quota another process heard
+	 * counts too, as it holds this process's calls.
 	 * @param pool the pool
 	 * @return the state
 	 */
 	public QuotaState state(Pool pool) {
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
-		QuotaState account = pool.account().sanctions().state(now, wallNow);
-		QuotaState own = pool.sanctions().state(now, wallNow);
-		return (account.ordinal() > own.ordinal()) ? account : own;
+		QuotaState own = worse(pool.sanctions().state(now, wallNow), shared(pool.sanctionsKey()));
+		return worse(own, state(pool.account()));
 	}
 
 	/**
-	 * Returns an account's state.
+	 * Returns an account's state, with what other processes sharing the store heard.
 	 * @param account the account
 	 * @return the state
 	 */
 	public QuotaState state(Account account) {
-		return account.sanctions().state(this.clock.nanoTime(), this.clock.instant());
+		return worse(account.sanctions().state(this.clock.nanoTime(), this.clock.instant()),
+				shared(account.sanctionsKey()));
+	}
+
+	private QuotaState shared(String hold) {
+		SharedHold held = this.store.shared() ? this.store.hold(hold) : null;
+		return (held != null) ? held.state() : QuotaState.OK;
+	}
+
+	private static QuotaState worse(QuotaState one, QuotaState other) {
+		return (one.ordinal() > other.ordinal()) ? one : other;
 	}
 
 	/**

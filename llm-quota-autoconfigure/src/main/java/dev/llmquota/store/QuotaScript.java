@@ -15,6 +15,7 @@ import dev.llmquota.core.BucketState;
 import dev.llmquota.core.Charge;
 import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
+import dev.llmquota.core.SharedHold;
 
 /**
  * The arguments and replies of {@code quota.lua}, one method per operation. Times cross
@@ -322,6 +323,22 @@ final class QuotaScript {
 
 	static Call clear(String hold, String time) {
 		return new Call(List.of(hold), List.of("clear", time));
+	}
+
+	static Call held(String hold, String time) {
+		return new Call(List.of(hold), List.of("held", time));
+	}
+
+	/** What a {@code held} reply says holds every replica's calls now. */
+	static SharedHold held(List<Object> reply) {
+		long redisNow = number(reply, 1);
+		long penaltyEnd = number(reply, 2);
+		String dimension = string(reply, 3);
+		boolean exhausted = "1".equals(string(reply, 4));
+		String until = string(reply, 6);
+		return new SharedHold(dimension.isEmpty() ? null : Dimension.fromId(dimension),
+				Math.max(0, penaltyEnd - redisNow) * NANOS_PER_MICRO, exhausted, exhausted ? string(reply, 5) : null,
+				until.isEmpty() ? null : Instant.ofEpochMilli(Long.parseLong(until)));
 	}
 
 	static Call publishLimit(String key, String field, long limit, String time) {

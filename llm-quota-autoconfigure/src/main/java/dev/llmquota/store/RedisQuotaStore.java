@@ -19,6 +19,7 @@ import dev.llmquota.core.Charge;
 import dev.llmquota.core.BookingRequest;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.QuotaStore;
+import dev.llmquota.core.SharedHold;
 import dev.llmquota.core.StoreStatus;
 import dev.llmquota.store.RedisConnection.RedisDown;
 import org.apache.commons.logging.Log;
@@ -364,6 +365,12 @@ public final class RedisQuotaStore implements QuotaStore {
 	@Override
 	public void clearExhaustion(String hold) {
 		sendIfUp(QuotaScript.clear(hold, this.redis.time()));
+	}
+
+	/** Redis's word, or none while it is down: then this replica's own holds stand. */
+	@Override
+	public SharedHold hold(String hold) {
+		return read(() -> QuotaScript.held(this.redis.call(QuotaScript.held(hold, this.redis.time()))), () -> null);
 	}
 
 	@Override

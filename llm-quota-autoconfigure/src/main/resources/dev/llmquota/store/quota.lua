@@ -698,6 +698,17 @@ local function exhaust()
   return { 0, now }
 end
 
+-- held: replies {0, now, the penalty in force's end in microseconds ('0' if none), its
+-- dimension, '1' if a spent quota is in force else '0', its reason, its reset in epoch ms
+-- ('' if unknown)}.
+local function held()
+  local h = read_hold(KEYS[1])
+  if h.xr then
+    return { 0, now, fmt(h.penalty), h.dimension, '1', h.xr, h.xu or '' }
+  end
+  return { 0, now, fmt(h.penalty), h.dimension, '0', '', '' }
+end
+
 -- clear: ends an exhaustion (a probe succeeded, or an operator reset it).
 local function clear()
   local had = redis.call('HDEL', KEYS[1], 'xd', 'xr', 'xu', 'xs', 'xp', 'xi')
@@ -736,7 +747,7 @@ end
 
 local ops = {
   book = book, wait = wait, adjust = adjust_all, lower = lower, state = state,
-  release = release, renew = renew, penalize = penalize, exhaust = exhaust, clear = clear,
+  release = release, renew = renew, penalize = penalize, exhaust = exhaust, clear = clear, held = held,
   limit = limit, limits = limits, restore = restore, alive = alive
 }
 return ops[op]()

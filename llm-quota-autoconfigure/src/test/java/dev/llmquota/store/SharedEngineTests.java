@@ -12,6 +12,7 @@ import dev.llmquota.core.Accounting;
 import dev.llmquota.core.Calls;
 import dev.llmquota.core.Cost;
 import dev.llmquota.core.Demand;
+import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ManualClock;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
@@ -344,6 +345,27 @@ class SharedEngineTests {
 		QuotaEngine later = replica();
 		await().atMost(PATIENCE)
 			.until(() -> Long.valueOf(120).equals(pool(later).limits().asMap().get(REQUESTS_PER_MINUTE)));
+	}
+
+	/**
+	 * A spent quota or a penalty one replica heard holds every replica's calls through
+	 * the shared books: every replica's endpoint and health show it, not only the one
+	 * that heard it.
+	 */
+	@Test
+	void aHoldOneReplicaHeardShowsOnEveryReplica() {
+		QuotaEngine one = replica();
+		QuotaEngine two = replica();
+		assertThat(two.state(pool(two))).isEqualTo(QuotaState.OK);
+		one.penalize(pool(one), Dimension.TOKENS_PER_MINUTE, Duration.ofSeconds(20));
+		await().atMost(PATIENCE).until(() -> two.state(pool(two)) == QuotaState.THROTTLED);
+		one.exhaust(pool(one), true, null, "insufficient_quota", null);
+		await().atMost(PATIENCE).until(() -> two.state(pool(two)) == QuotaState.EXHAUSTED);
+		assertThat(two.state(pool(two).account())).isEqualTo(QuotaState.EXHAUSTED);
+		one.resetExhausted("openai", null);
+		await().atMost(PATIENCE).until(() -> two.state(pool(two)) == QuotaState.THROTTLED);
+		this.clock.advance(Duration.ofSeconds(21));
+		await().atMost(PATIENCE).until(() -> two.state(pool(two)) == QuotaState.OK);
 	}
 
 	/**

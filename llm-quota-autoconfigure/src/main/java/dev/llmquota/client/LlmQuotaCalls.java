@@ -124,6 +124,23 @@ public final class LlmQuotaCalls {
 								+ "); it went to the provider");
 			}
 
+			/**
+			 * A model the configuration does not list, of an entry with a budget, and no
+			 * price for it (no priced template): its calls spend nothing of the budget.
+			 * Listed ones are named at start-up.
+			 */
+			@Override
+			public void poolCreated(Pool pool) {
+				boolean listed = engine.config().providers().get(pool.provider()).models().containsKey(pool.model());
+				if (!listed && pool.spec().accounting().cost() == null
+						&& pool.account().limits().asMap().keySet().stream().anyMatch(Dimension::countsMoney)) {
+					LogOnce.warn("unpriced " + pool.provider() + "/" + pool.model(), "llm-quota: model '" + pool.model()
+							+ "' of llm.quota.providers." + pool.provider() + " is not listed and has no"
+							+ " price, so its calls spend nothing of the entry's budget: list it with a cost, or give"
+							+ " models.default a cost");
+				}
+			}
+
 			@Override
 			public void budgetWarning(Account account, Dimension dimension, long spentMicros, long limitMicros,
 					Instant reset) {

@@ -10,8 +10,6 @@ import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
 
-import dev.llmquota.provider.LogOnce;
-
 /**
  * The engine's provider entries, each with its account and the pools of its configured
  * models, and the pools made for unlisted models, least recently used first, up to
@@ -70,13 +68,6 @@ final class Pools {
 				pool = new Pool(entry.account, spec, this.config.settings());
 				this.unlisted.put(key, pool);
 				this.events.poolCreated(pool);
-				if (spec.accounting().cost() == null
-						&& entry.account.limits().asMap().keySet().stream().anyMatch(Dimension::countsMoney)) {
-					LogOnce.warn("unpriced " + key,
-							"llm-quota: model '" + model + "' of llm.quota.providers." + provider
-									+ " is not listed and has no price, so its calls spend nothing of the"
-									+ " entry's budget: list it with a cost, or give models.default a cost");
-				}
 				if (this.unlisted.size() > this.config.settings().maxPools()) {
 					// The least recently used pool goes with its buckets; calls it
 					// admitted keep their permits.

@@ -1,6 +1,9 @@
 package dev.llmquota.client;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.BiConsumer;
 
@@ -15,6 +18,10 @@ public final class Credentials {
 
 	/** No headers: the client's own are sent. */
 	public static final Credentials NONE = new Credentials(Map.of());
+
+	/** The headers providers take keys and tokens in. */
+	private static final List<String> CREDENTIAL_HEADERS = List.of("authorization", "api-key", "x-api-key",
+			"x-goog-api-key");
 
 	private final Map<String, String> headers;
 
@@ -46,6 +53,21 @@ public final class Credentials {
 	 */
 	public void applyTo(BiConsumer<String, String> setter) {
 		this.headers.forEach(setter);
+	}
+
+	/**
+	 * Returns the credential headers the caller set that a route's attempt to this entry
+	 * drops before setting this entry's: a key meant for another provider must not reach
+	 * this one. None when this entry sets no credentials: the caller's are then its own.
+	 * @return the header names, in lower case
+	 */
+	public List<String> droppedOnRoutes() {
+		if (this.headers.isEmpty()) {
+			return List.of();
+		}
+		List<String> dropped = new ArrayList<>(CREDENTIAL_HEADERS);
+		this.headers.keySet().forEach((own) -> dropped.remove(own.toLowerCase(Locale.ROOT)));
+		return dropped;
 	}
 
 	@Override

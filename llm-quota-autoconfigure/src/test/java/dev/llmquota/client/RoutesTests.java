@@ -346,7 +346,16 @@ class RoutesTests {
 				"llm.quota.providers.openai.headers.Authorization=Bearer openai-key",
 				"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600", target(0, "east", "gpt4o-east"),
 				target(1, "openai", "gpt-4o"));
-		restCall(app);
+		// the caller's own key, as an OpenAI SDK sends it, reaches no target with keys of
+		// its own
+		app.restClient()
+			.post()
+			.uri(LlmQuota.route("gpt4o") + CHAT)
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("Authorization", "Bearer sk-caller")
+			.body(body("gpt-4o", false))
+			.retrieve()
+			.body(String.class);
 		assertThat(eastSaw).singleElement().satisfies((headers) -> {
 			assertThat(headers).containsEntry("api-key", "east-key").doesNotContainKey("authorization");
 			assertThat(headers.get("path"))

@@ -12,6 +12,7 @@ import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -250,8 +251,9 @@ final class LlmQuotaHttpClient implements HttpClient {
 			java.net.http.HttpRequest.Builder builder = java.net.http.HttpRequest.newBuilder(attempt.uri())
 				.method(this.request.method().name(),
 						java.net.http.HttpRequest.BodyPublishers.ofByteArray(attempt.body()));
+			List<String> dropped = attempt.routed() ? attempt.entry().credentials().droppedOnRoutes() : List.of();
 			this.request.headers().forEach((name, values) -> {
-				if (values != null) {
+				if (values != null && !dropped.contains(name.toLowerCase(Locale.ROOT))) {
 					values.forEach((value) -> builder.header(name, value));
 				}
 			});

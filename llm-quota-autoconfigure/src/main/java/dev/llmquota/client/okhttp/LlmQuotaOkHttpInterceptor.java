@@ -137,6 +137,7 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 					.method(request.method(), RequestBody.create(attempt.body(), contentType));
 				if (attempt.routed()) {
 					builder.url(HttpUrl.get(attempt.uri()));
+					attempt.entry().credentials().droppedOnRoutes().forEach(builder::removeHeader);
 				}
 				attempt.entry().credentials().applyTo(builder::header);
 				// the SDK's own retries stand where llm-quota does not enforce

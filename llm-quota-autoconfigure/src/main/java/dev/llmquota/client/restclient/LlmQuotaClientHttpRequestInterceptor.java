@@ -134,6 +134,7 @@ public final class LlmQuotaClientHttpRequestInterceptor implements ClientHttpReq
 		}
 		HttpHeaders headers = new HttpHeaders();
 		headers.addAll(request.getHeaders());
+		attempt.entry().credentials().droppedOnRoutes().forEach(headers::remove);
 		attempt.entry().credentials().applyTo(headers::set);
 		headers.setContentLength(attempt.body().length);
 		return new HttpRequestWrapper(request) {

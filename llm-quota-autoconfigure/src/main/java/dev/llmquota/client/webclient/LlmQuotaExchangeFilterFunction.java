@@ -257,11 +257,12 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 	 */
 	private static ClientRequest replay(ClientRequest request, CapturedBody captured, CallPlan plan) {
 		HttpHeaders headers = captured.headers();
+		Credentials credentials = plan.entry().credentials();
 		if (plan.routed()) {
 			headers = new HttpHeaders();
 			headers.putAll(captured.headers());
+			credentials.droppedOnRoutes().forEach(headers::remove);
 		}
-		Credentials credentials = plan.entry().credentials();
 		credentials.applyTo(headers::set);
 		return new ReplayedRequest(request, plan.uri(), headers, plan.body());
 	}

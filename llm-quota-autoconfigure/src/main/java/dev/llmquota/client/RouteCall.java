@@ -129,33 +129,34 @@ final class RouteCall {
 			Route.Choice choice;
 			try {
 				choice = this.route.choose(this, left);
+				// a shared store admits nothing at once: its bookings go through
+				// the store thread
+				boolean here = !engine.store().shared();
+				for (int tries = 1; here && choice.target() != null && choice.waitNanos() == 0; tries++) {
+					CallPlan plan = planFor(choice.target());
+					QuotaPermit now = engine.tryAcquire(plan.pool(), plan.demand(), plan.priority());
+					if (now != null) {
+						took(choice, now);
+						return Mono.just(now);
+					}
+					if (tries > this.route.targets().size()) {
+						break;
+					}
+					// another call took the room first: choose again, from the
+					// books as they are
+					notTaken(choice);
+					choice = this.route.choose(this, left);
+				}
 			}
 			catch (QuotaWaitTimeoutException ex) {
+				// no target can take it: a target found spent says why
 				if (spentThere != null) {
 					return Mono.error(spentThere);
 				}
 				throw ex;
 			}
-			// a shared store admits nothing at once: its bookings go through
-			// the store thread
-			boolean here = !engine.store().shared();
-			for (int tries = 1; here && choice.target() != null && choice.waitNanos() == 0; tries++) {
-				CallPlan plan = planFor(choice.target());
-				QuotaPermit now = engine.tryAcquire(plan.pool(), plan.demand(), plan.priority());
-				if (now != null) {
-					took(choice, now);
-					return Mono.just(now);
-				}
-				if (tries > this.route.targets().size()) {
-					break;
-				}
-				// another call took the room first: choose again, from the
-				// books as they are
-				notTaken(choice);
-				choice = this.route.choose(this, left);
-			}
 			if (choice.target() == null) {
-				return Mono.delay(Duration.ofNanos(choice.lookAgainNanos())).then(admit(engine, deadline));
+				return Mono.delay(Duration.ofNanos(choice.lookAgainNanos())).then(admit(engine, deadline, spentThere));
 			}
 			Route.Choice chosen = choice;
 			CallPlan plan = planFor(chosen.target());
@@ -167,17 +168,20 @@ final class RouteCall {
 				.doOnNext((permit) -> took(chosen, permit))
 				.doOnError((ex) -> notTaken(chosen))
 				.doOnCancel(() -> notTaken(chosen))
-				.onErrorResume(QuotaWaitTimeoutException.class,
-						(ex) -> (mayMove && engine.clock().nanoTime() < deadline) ? admit(engine, deadline)
-								: Mono.error(ex))
-				// found spent while it waited there (another call's answer, a daily cap):
-				// the call moves on, as a spent answer to it would have moved it
-				.onErrorResume(RouteCall::spent, (ex) -> {
-					if (this.route.targets().size() < 2 || engine.clock().nanoTime() >= deadline) {
-						return Mono.error(ex);
+				// one handler, for this target's answer alone: what a later choice fails
+				// with passes through
+				.onErrorResume((ex) -> {
+					boolean timeLeft = engine.clock().nanoTime() < deadline;
+					if (ex instanceof QuotaWaitTimeoutException && mayMove && timeLeft) {
+						return admit(engine, deadline, spentThere);
 					}
-					markSpent(chosen.target());
-					return admit(engine, deadline, (RuntimeException) ex);
+					if (spent(ex) && this.route.targets().size() > 1 && timeLeft) {
+						// found spent while it waited there (another call's answer, a
+						// daily cap): it moves on, as a spent answer to it would have
+						markSpent(chosen.target());
+						return admit(engine, deadline, (RuntimeException) ex);
+					}
+					return Mono.error(ex);
 				});
 		});
 	}

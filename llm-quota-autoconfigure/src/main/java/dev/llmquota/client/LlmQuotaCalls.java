@@ -134,7 +134,8 @@ public final class LlmQuotaCalls {
 				boolean listed = engine.config().providers().get(pool.provider()).models().containsKey(pool.model());
 				if (!listed && pool.spec().accounting().cost() == null
 						&& pool.account().limits().asMap().keySet().stream().anyMatch(Dimension::countsMoney)) {
-					LogOnce.warn("unpriced " + pool.provider() + "/" + pool.model(), "llm-quota: model '" + pool.model()
+					// once an entry: model ids come from callers, and are many
+					LogOnce.warn("unpriced " + pool.provider(), "llm-quota: model '" + pool.model()
 							+ "' of llm.quota.providers." + pool.provider() + " is not listed and has no"
 							+ " price, so its calls spend nothing of the entry's budget: list it with a cost, or give"
 							+ " models.default a cost");

@@ -143,6 +143,14 @@ public final class GovernedCall {
 			}
 			else if (this.plan.streaming() && textStream() && !this.reader.partUnread()) {
 				this.permit.reconcileEstimated(streamedSoFar(usage));
+				if (this.plan.pool().spec().accounting().cost() != null) {
+					String entry = this.plan.entry().provider().id();
+					LogOnce.warn("stream without usage " + entry,
+							"Streams of provider '" + entry
+									+ "' end without their usage, so each keeps its whole money reservation: set"
+									+ " llm.quota.providers." + entry + ".add-stream-usage: true to have OpenAI-style"
+									+ " streams report it");
+				}
 			}
 			// An answer without usage keeps its reservation: never under-charged.
 		}

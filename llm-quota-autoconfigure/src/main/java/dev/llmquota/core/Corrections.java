@@ -43,6 +43,10 @@ final class Corrections {
 	 */
 	void unreported(QuotaPermit permit) {
 		Accounting accounting = permit.pool().spec().accounting();
+		if (accounting.cost() != null) {
+			// its budget keeps what it reserved
+			this.events.spent(permit.pool(), accounting.cost().microsAtAdmission(permit.demand()));
+		}
 		if (accounting.reserveMaxTokens() || permit.demand().outputCeiling() <= 0) {
 			return;
 		}
@@ -80,6 +84,11 @@ final class Corrections {
 		long billedOutput = reservedOutput + outputDelta;
 		permit.pool().stats().output(reservedOutput, billedOutput, usage.outputTokens());
 		this.events.reconciled(permit.pool(), demand, usage, reservedOutput, billedOutput);
+		if (accounting.cost() != null) {
+			// what the budgets are charged below: the reservation stands for an estimate
+			this.events.spent(permit.pool(),
+					estimated ? accounting.cost().microsAtAdmission(demand) : accounting.cost().exactMicros(usage));
+		}
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
 		List<Charge> corrections = new ArrayList<>(permit.charges().size());

@@ -54,6 +54,11 @@ final class Listeners implements QuotaEvents {
 	}
 
 	@Override
+	public void spent(Pool pool, double micros) {
+		each((listener) -> listener.spent(pool, micros));
+	}
+
+	@Override
 	public void accountLimitsChanged(Account account) {
 		each((listener) -> listener.accountLimitsChanged(account));
 	}

@@ -56,6 +56,16 @@ public interface QuotaEvents {
 	}
 
 	/**
+	 * A call of a pool with prices ended and its money was charged: what it cost by its
+	 * usage, or what it reserved where its usage is unknown or only estimated (what money
+	 * budgets were charged).
+	 * @param pool its pool
+	 * @param micros the amount, in millionths of the account's currency, not rounded
+	 */
+	default void spent(Pool pool, double micros) {
+	}
+
+	/**
 	 * An input estimate was compared with the provider's count.
 	 * @param pool the pool
 	 * @param ratio actual / estimated

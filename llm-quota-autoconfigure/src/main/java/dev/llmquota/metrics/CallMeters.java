@@ -4,7 +4,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
-import dev.llmquota.core.Cost;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.Pool;
@@ -101,17 +100,21 @@ final class CallMeters extends EngineMeterBinder {
 		}
 
 		@Override
+		public void spent(Pool pool, double micros) {
+			if (live(pool)) {
+				Counter.builder(LlmQuotaMetrics.SPEND)
+					.description("What calls cost, from their usage and the model's prices; what they reserved"
+							+ " where their usage is unknown or estimated, as budgets are charged")
+					.tags(LlmQuotaMetrics.tags(pool))
+					.register(this.registry)
+					.increment(micros / 1e6);
+			}
+		}
+
+		@Override
 		public void reconciled(Pool pool, Demand demand, Usage usage, long reservedOutput, long billedOutput) {
 			if (!live(pool)) {
 				return;
-			}
-			Cost cost = pool.spec().accounting().cost();
-			if (cost != null) {
-				Counter.builder(LlmQuotaMetrics.SPEND)
-					.description("What calls cost, from their usage and the model's prices")
-					.tags(LlmQuotaMetrics.tags(pool))
-					.register(this.registry)
-					.increment(cost.exactMicros(usage) / 1e6);
 			}
 			Counter.builder(LlmQuotaMetrics.OUTPUT_RESERVED)
 				.description("Output tokens reserved at admission by calls that reported usage")

@@ -7,10 +7,13 @@ import java.util.Map;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Dimension;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.http.MediaType;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,6 +23,7 @@ import static org.awaitility.Awaitility.await;
  * What a streamed answer leaves in the books when it does not end as its dialect ends a
  * stream, or reports usage no call can have.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class StreamBooksTests {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(10);
@@ -130,7 +134,7 @@ class StreamBooksTests {
 	 * output the text never shows, up to max_completion_tokens.
 	 */
 	@Test
-	void aStreamWithoutUsageKeepsItsBudgetReservationWhileItsTokenRatesFollowItsText() {
+	void aStreamWithoutUsageKeepsItsBudgetReservationWhileItsTokenRatesFollowItsText(CapturedOutput output) {
 		String stream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Yes.\"}}]}\n\n"
 				+ "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
 		try (LoopbackServer server = new LoopbackServer(200, Map.of("content-type", "text/event-stream"), stream);
@@ -159,6 +163,7 @@ class StreamBooksTests {
 				.snapshot(app.engine().pool("p", "o3"))
 				.bucket(BucketSpec.Scope.POOL, Dimension.TOKENS_PER_MINUTE)
 				.remaining()).as("the token rate follows the text").isGreaterThan(100_000L - 1_000L);
+			assertThat(output).contains("llm.quota.providers.p.add-stream-usage: true");
 		}
 	}
 

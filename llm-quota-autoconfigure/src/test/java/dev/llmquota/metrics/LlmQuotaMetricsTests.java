@@ -6,7 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import dev.llmquota.core.Accounting;
+import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Calls;
+import dev.llmquota.core.Cost;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ManualClock;
@@ -85,6 +88,33 @@ class LlmQuotaMetricsTests {
 		assertThat(this.registry.find(LlmQuotaMetrics.LIMIT)
 			.tags("model", "gpt-4o", "scope", "account", "dimension", "tokens-per-minute")
 			.gauges()).singleElement().extracting((gauge) -> gauge.value()).isEqualTo(60_000.0);
+	}
+
+	/**
+	 * {@code llm.quota.spend} counts what the budget was charged: a call's cost from its
+	 * usage, and what it reserved where its usage is only estimated (a stream that ended
+	 * without it) or unknown.
+	 */
+	@Test
+	void spendCountsWhatTheBudgetWasCharged() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
+			.account(limits(Dimension.BUDGET_PER_DAY, 10_000_000))
+			.model("gpt-4o", limits())
+			.engine(new LocalQuotaStore(), this.clock);
+		new LlmQuotaMetrics(engine).bindTo(this.registry);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		// each reserves 1,000 x 10 + 10,000 x 30 = 310,000 millionths
+		Calls.acquire(engine, pool, new Demand(1_000, 10_000)).permit().complete(new Usage(1_000, 0, 100));
+		Calls.Call estimated = Calls.acquire(engine, pool, new Demand(1_000, 10_000));
+		estimated.permit().reconcileEstimated(new Usage(1_000, 0, 5));
+		estimated.permit().complete(null);
+		Calls.acquire(engine, pool, new Demand(1_000, 10_000)).permit().complete(null);
+		long charged = 10_000_000
+				- engine.snapshot(pool).bucket(BucketSpec.Scope.ACCOUNT, Dimension.BUDGET_PER_DAY).remaining();
+		assertThat(charged).isEqualTo(13_000 + 310_000 + 310_000);
+		assertThat(this.registry.get(LlmQuotaMetrics.SPEND).counter().count()).isEqualTo(charged / 1e6);
 	}
 
 	@Test

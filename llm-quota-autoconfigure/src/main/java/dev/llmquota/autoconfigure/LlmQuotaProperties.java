@@ -400,8 +400,8 @@ public class LlmQuotaProperties {
 
 		/**
 		 * Price of a million input tokens written to the provider's prompt cache; 1.25
-		 * times the input price for anthropic and bedrock entries (a five-minute cache
-		 * write), the input price for others, when unset.
+		 * times the input price for Anthropic's models, on its API and on Bedrock (a
+		 * five-minute cache write), the input price for others, when unset.
 		 */
 		private @Nullable Double cacheWriteInputPerMillion;
 

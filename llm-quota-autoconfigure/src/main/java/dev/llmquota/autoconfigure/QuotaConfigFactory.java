@@ -237,7 +237,7 @@ final class QuotaConfigFactory {
 		}
 		return new PoolSpec(name, Set.copyOf(model.getAliases()), limits,
 				accounting(provider, dialect, model.getOutputBurndown(),
-						cost(prefix + "cost.", model.getCost(), dialect)),
+						cost(prefix + "cost.", model.getCost(), dialect.cacheWritePriceFactorByDefault(name))),
 				burstWindow, model.getExpectedLatency(), model.getDefaultMaxTokens(), model.getPriority(), tokenizer,
 				(model.getMode() != null) ? model.getMode() : provider.getMode());
 	}
@@ -310,7 +310,7 @@ final class QuotaConfigFactory {
 		return Math.round(money * 1_000_000);
 	}
 
-	private static Cost cost(String prefix, LlmQuotaProperties.Cost cost, DialectId dialect) {
+	private static Cost cost(String prefix, LlmQuotaProperties.Cost cost, double cacheWriteFactor) {
 		Double input = alias(prefix, "input-per-million", cost.getInputPerMillion(), "input", cost.getInput());
 		Double output = alias(prefix, "output-per-million", cost.getOutputPerMillion(), "output", cost.getOutput());
 		Double cachedInput = alias(prefix, "cached-input-per-million", cost.getCachedInputPerMillion(), "cached-input",
@@ -323,7 +323,7 @@ final class QuotaConfigFactory {
 		double cached = (cachedInput != null) ? price(prefix + "cached-input-per-million", cachedInput) : inputPrice;
 		double written = (cost.getCacheWriteInputPerMillion() != null)
 				? price(prefix + "cache-write-input-per-million", cost.getCacheWriteInputPerMillion())
-				: inputPrice * dialect.cacheWritePriceFactorByDefault();
+				: inputPrice * cacheWriteFactor;
 		return new Cost(inputPrice, outputPrice, cached, written);
 	}
 

@@ -68,12 +68,18 @@ public enum DialectId {
 	/**
 	 * Returns the price of prompt-cache writes as a multiple of the input price, where
 	 * {@code cache-write-input-per-million} is not set: Anthropic bills a five-minute
-	 * cache write at 1.25 times input, on its API and on Bedrock; the others bill no
-	 * surcharge.
+	 * cache write at 1.25 times input, on its API and for its models on Bedrock (and
+	 * Bedrock's template, which may serve them); the others bill no surcharge.
+	 * @param model the model's id, or the template's key
 	 * @return the multiple
 	 */
-	public double cacheWritePriceFactorByDefault() {
-		return (this == ANTHROPIC || this == BEDROCK) ? 1.25 : 1.0;
+	public double cacheWritePriceFactorByDefault(String model) {
+		if (this == ANTHROPIC) {
+			return 1.25;
+		}
+		String id = model.toLowerCase(Locale.ROOT);
+		boolean claude = id.contains("anthropic") || id.contains("claude") || id.equals("default");
+		return (this == BEDROCK && claude) ? 1.25 : 1.0;
 	}
 
 }

@@ -27,12 +27,12 @@ public record InputText(String text, int messages, String structure, long counte
 	public static final int MEDIA_TOKENS = 1_600;
 
 	/**
-	 * Values under these names are no input a provider counts: kinds, roles, ids, and
-	 * opaque signatures of earlier reasoning. Every other string counts, wherever it sits
-	 * (a tool's result under "data" is input like any text).
+	 * Values under these names are no input a provider counts: kinds, roles, ids, media
+	 * types, and opaque signatures of earlier reasoning. Every other string counts,
+	 * wherever it sits (a tool's result under "data" is input like any text).
 	 */
 	private static final List<String> SKIPPED = List.of("type", "role", "id", "model", "signature", "thoughtSignature",
-			"thought_signature", "encrypted_content");
+			"thought_signature", "encrypted_content", "media_type", "mimeType", "mime_type");
 
 	/**
 	 * Strings at least this long written in base64's alphabet alone are taken for media

@@ -219,7 +219,12 @@ class LlmQuotaAutoConfigurationTests {
 					"llm.quota.providers.claude.models.hour.cost.cache-write-input-per-million=6",
 					"llm.quota.providers.openai.base-url=https://api.openai.com",
 					"llm.quota.providers.openai.models.gpt-4o.cost.input-per-million=2.5",
-					"llm.quota.providers.openai.models.gpt-4o.cost.output-per-million=10")
+					"llm.quota.providers.openai.models.gpt-4o.cost.output-per-million=10",
+					"llm.quota.providers.bedrock.base-url=https://bedrock-runtime.us-east-1.amazonaws.com",
+					"llm.quota.providers.bedrock.models.[anthropic.claude-sonnet-4].cost.input-per-million=3",
+					"llm.quota.providers.bedrock.models.[anthropic.claude-sonnet-4].cost.output-per-million=15",
+					"llm.quota.providers.bedrock.models.[amazon.nova-pro].cost.input-per-million=0.8",
+					"llm.quota.providers.bedrock.models.[amazon.nova-pro].cost.output-per-million=3.2")
 			.run((context) -> {
 				QuotaEngine engine = context.getBean(QuotaEngine.class);
 				Cost sonnet = engine.pool("claude", "sonnet").spec().accounting().cost();
@@ -228,6 +233,18 @@ class LlmQuotaAutoConfigurationTests {
 					.isEqualTo(6);
 				assertThat(engine.pool("openai", "gpt-4o").spec().accounting().cost().cacheWriteInputPerMillion())
 					.isEqualTo(2.5);
+				// on Bedrock, Anthropic's models (and the template that may serve them)
+				// only
+				assertThat(engine.pool("bedrock", "anthropic.claude-sonnet-4")
+					.spec()
+					.accounting()
+					.cost()
+					.cacheWriteInputPerMillion()).isEqualTo(3.75);
+				assertThat(engine.pool("bedrock", "amazon.nova-pro")
+					.spec()
+					.accounting()
+					.cost()
+					.cacheWriteInputPerMillion()).isEqualTo(0.8);
 				// 100 tokens after the cache breakpoint and 10,000 written to the cache:
 				// 100 x 3 + 10,000 x 3.75 millionths
 				Usage written = new Usage(10_100, 0, 0, 10_000);

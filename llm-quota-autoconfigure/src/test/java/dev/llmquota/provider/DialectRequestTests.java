@@ -88,7 +88,7 @@ class DialectRequestTests {
 				+ "{\"type\":\"document\",\"source\":{\"type\":\"base64\",\"media_type\":\"application/pdf\","
 				+ "\"data\":\"" + document + "\"}},{\"type\":\"text\",\"text\":\"Summarise this.\"}]}]}";
 		ParsedRequest read = ParsedRequest.read(text.getBytes(StandardCharsets.UTF_8), Dialect.of(DialectId.ANTHROPIC));
-		assertThat(read.input().text()).isEqualTo("application/pdf\nSummarise this.");
+		assertThat(read.input().text()).isEqualTo("Summarise this.");
 		assertThat(read.input().counted()).isEqualTo(InputText.MEDIA_TOKENS);
 		assertThat(Dialect.of(DialectId.ANTHROPIC).outputCeiling(read.fields())).isEqualTo(100);
 	}

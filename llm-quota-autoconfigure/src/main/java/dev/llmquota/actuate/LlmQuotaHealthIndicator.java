@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.QuotaState;
@@ -57,10 +58,14 @@ public class LlmQuotaHealthIndicator extends AbstractHealthIndicator {
 		for (QuotaState state : QuotaState.values()) {
 			byState.put(state.name(), new ArrayList<>());
 		}
+		boolean exhausted = false;
 		for (Pool pool : this.engine.pools()) {
-			byState.get(this.engine.state(pool).name()).add(pool.provider() + "/" + pool.model());
+			QuotaState state = this.engine.state(pool);
+			byState.get(state.name()).add(pool.provider() + "/" + pool.model());
+			// a pool in shadow mode holds back no call: listed, it changes no status
+			exhausted |= state == QuotaState.EXHAUSTED && pool.spec().mode() == Mode.ENFORCE;
 		}
-		builder.status(byState.get(QuotaState.EXHAUSTED.name()).isEmpty() ? Status.UP : this.exhaustedStatus);
+		builder.status(exhausted ? this.exhaustedStatus : Status.UP);
 		byState.forEach(builder::withDetail);
 	}
 

@@ -3,6 +3,7 @@ package dev.llmquota.actuate;
 import java.util.List;
 
 import dev.llmquota.core.ManualClock;
+import dev.llmquota.core.Mode;
 import dev.llmquota.core.QuotaEngine;
 import dev.llmquota.core.TestConfigs;
 import dev.llmquota.store.LocalQuotaStore;
@@ -51,6 +52,23 @@ class LlmQuotaHealthIndicatorTests {
 		Health health = new LlmQuotaHealthIndicator(engine, Status.OUT_OF_SERVICE).health(true);
 		assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
 		assertThat(health.getDetails()).containsEntry("EXHAUSTED", List.of("openai/o3"));
+	}
+
+	/**
+	 * A pool in shadow mode holds back no call: its spent quota is listed, but does not
+	 * take the instance out of service; a shadow rollout changes nothing a load balancer
+	 * sees.
+	 */
+	@Test
+	void aPoolInShadowModeDoesNotChangeTheStatus() {
+		QuotaEngine engine = TestConfigs.provider()
+			.mode(Mode.SHADOW)
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		engine.exhaust(engine.pool("openai", "gpt-4o"), false, null, "spent", null);
+		Health health = new LlmQuotaHealthIndicator(engine, Status.OUT_OF_SERVICE).health(true);
+		assertThat(health.getStatus()).isEqualTo(Status.UP);
+		assertThat(health.getDetails()).containsEntry("EXHAUSTED", List.of("openai/gpt-4o"));
 	}
 
 }

@@ -545,7 +545,8 @@ public final class LlmQuotaCalls {
 			exchange.discard(response);
 			throw ex;
 		}
-		StreamHead head = head(plan, status);
+		// the attempt's own plan: a route's admitted target, in its own mode
+		StreamHead head = head(call.plan(), status);
 		if (head != null) {
 			try {
 				// held back until it tells whether it refuses the call
@@ -572,7 +573,7 @@ public final class LlmQuotaCalls {
 			if (failure != null) {
 				throw failure;
 			}
-			if (plan.enforced()) {
+			if (call.plan().enforced()) {
 				// its status and headers, marked: an I/O error would be retried by a
 				// client's own retry, running llm-quota's attempts again
 				return exchange.passOn(response, new byte[0], true);
@@ -599,7 +600,7 @@ public final class LlmQuotaCalls {
 			return exchange.failAfterAnswer(response, refusal, outcome.failure());
 		}
 		if (outcome.action() == Outcome.Action.PASS) {
-			return exchange.passOn(response, refusal, plan.enforced());
+			return exchange.passOn(response, refusal, call.plan().enforced());
 		}
 		throw RetryPolicy.RetryAfter.of(outcome);
 	}

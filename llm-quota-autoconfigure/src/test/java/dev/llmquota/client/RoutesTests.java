@@ -308,6 +308,37 @@ class RoutesTests {
 			.hasToString("https://east.openai.azure.com/openai/v1/responses");
 	}
 
+	/**
+	 * A route over targets in different modes: an attempt admitted at a target in shadow
+	 * mode hands its refusal on as it came, unmarked, whatever the mode of the route's
+	 * first target.
+	 */
+	@Test
+	void anAttemptAtAShadowTargetHandsItsRefusalOnAsItCame() throws Exception {
+		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		try (LoopbackServer shadow = new LoopbackServer(400, Map.of("content-type", "application/json"),
+				"{\"error\":{\"message\":\"bad request\",\"type\":\"invalid_request_error\"}}")) {
+			GovernedApp app = app(entry("first", first, "openai", "models.gpt-4o.requests-per-minute=1"),
+					entry("shadow", shadow.baseUrl(), "openai", "mode=shadow", "models.gpt-4o.requests-per-minute=600"),
+					target(0, "first", "gpt-4o"), target(1, "shadow", "gpt-4o"));
+			// the first target's one call a minute is taken: the next goes to the shadow
+			// one
+			restCall(app);
+			OkHttpClient okHttp = new OkHttpClient.Builder()
+				.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
+				.build();
+			try (Response response = okHttp
+				.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + CHAT)
+					.post(RequestBody.create(body("gpt-4o", false), okhttp3.MediaType.get("application/json")))
+					.build())
+				.execute()) {
+				assertThat(response.code()).isEqualTo(400);
+				assertThat(response.header("x-should-retry")).as("shadow mode marks nothing").isNull();
+			}
+			assertThat(shadow.requests()).hasSize(1);
+		}
+	}
+
 	@Test
 	void aRateLimitedTargetIsLeftForTheOneFreeFirst() {
 		ProviderSimulator first = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));

@@ -163,7 +163,9 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @return the headroom
 	 */
 	public Headroom headroom(Pool pool, Demand demand, Priority priority) {
-		QuotaState state = state(pool);
+		// this process's view alone: a route asks it on the caller's thread, for every
+		// target, and never waits on a shared store
+		QuotaState state = localState(pool);
 		if (pool.spec().mode() != Mode.ENFORCE) {
 			return new Headroom(0, state, null);
 		}
@@ -257,15 +259,21 @@ public final class QuotaEngine implements AutoCloseable {
 	/**
 	 * Returns a pool's state: its own hold, or its account's, whichever is worse; with a
 	 * store shared by many processes, a penalty or a spent quota another process heard
-	 * counts too, as it holds this process's calls.
+	 * counts too, as it holds this process's calls (read from the store: for the endpoint
+	 * and health, not for a call's path).
 	 * @param pool the pool
 	 * @return the state
 	 */
 	public QuotaState state(Pool pool) {
+		QuotaState shared = worse(shared(pool.sanctionsKey()), shared(pool.account().sanctionsKey()));
+		return worse(localState(pool), shared);
+	}
+
+	/** A pool's state as this process heard it: its hold, or its account's. */
+	private QuotaState localState(Pool pool) {
 		long now = this.clock.nanoTime();
 		Instant wallNow = this.clock.instant();
-		QuotaState own = worse(pool.sanctions().state(now, wallNow), shared(pool.sanctionsKey()));
-		return worse(own, state(pool.account()));
+		return worse(pool.sanctions().state(now, wallNow), pool.account().sanctions().state(now, wallNow));
 	}
 
 	/**

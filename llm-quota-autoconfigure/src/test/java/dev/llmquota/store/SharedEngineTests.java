@@ -369,6 +369,22 @@ class SharedEngineTests {
 	}
 
 	/**
+	 * What a route weighs on the caller's thread, for every target, asks Redis nothing:
+	 * only the endpoint and health read the shared holds.
+	 */
+	@Test
+	void headroomAsksRedisNothing() {
+		QuotaEngine engine = replica();
+		Pool pool = pool(engine);
+		engine.headroom(pool, new Demand(100, 100), null);
+		long before = scriptCalls();
+		for (int i = 0; i < 10; i++) {
+			engine.headroom(pool, new Demand(100, 100), null);
+		}
+		assertThat(scriptCalls() - before).as("scripts Redis ran for 10 headrooms").isZero();
+	}
+
+	/**
 	 * A model named in another case is the same pool: its limit is published under the
 	 * pool's own id, so the last change wins on a replica started later, whatever case
 	 * the operator wrote.

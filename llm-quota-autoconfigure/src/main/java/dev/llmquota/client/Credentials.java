@@ -58,16 +58,16 @@ public final class Credentials {
 	/**
 	 * Returns the credential headers the caller set that a route's attempt to this entry
 	 * drops before setting this entry's: a key meant for another provider must not reach
-	 * this one. None when this entry sets no credentials: the caller's are then its own.
+	 * this one. None when this entry sets no key of its own: the caller's is then its
+	 * own.
 	 * @return the header names, in lower case
 	 */
 	public List<String> droppedOnRoutes() {
-		if (this.headers.isEmpty()) {
-			return List.of();
-		}
 		List<String> dropped = new ArrayList<>(CREDENTIAL_HEADERS);
 		this.headers.keySet().forEach((own) -> dropped.remove(own.toLowerCase(Locale.ROOT)));
-		return dropped;
+		// an entry that sets other headers only (a project, a beta) takes the caller's
+		// key
+		return (dropped.size() < CREDENTIAL_HEADERS.size()) ? dropped : List.of();
 	}
 
 	@Override

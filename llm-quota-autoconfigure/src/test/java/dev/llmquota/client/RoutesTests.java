@@ -398,6 +398,33 @@ class RoutesTests {
 		});
 	}
 
+	/**
+	 * An entry that sets headers but no key (a project) takes the caller's key on a
+	 * route, as on a direct call.
+	 */
+	@Test
+	void aTargetWhoseEntrySetsNoKeyKeepsTheCallersOwnKey() throws Exception {
+		List<Map<String, String>> openaiSaw = new java.util.concurrent.CopyOnWriteArrayList<>();
+		com.sun.net.httpserver.HttpServer openai = server(openaiSaw, 200,
+				"{\"id\":\"x\",\"object\":\"chat.completion\",\"model\":\"gpt-4o\",\"choices\":[],"
+						+ "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}");
+		GovernedApp app = app("llm.quota.providers.openai.base-url=http://127.0.0.1:" + openai.getAddress().getPort(),
+				"llm.quota.providers.openai.dialect=openai",
+				"llm.quota.providers.openai.headers.OpenAI-Project=proj_abc",
+				"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600", target(0, "openai", "gpt-4o"));
+		app.restClient()
+			.post()
+			.uri(LlmQuota.route("gpt4o") + CHAT)
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("Authorization", "Bearer sk-caller")
+			.body(body("gpt-4o", false))
+			.retrieve()
+			.body(String.class);
+		assertThat(openaiSaw).singleElement()
+			.satisfies((headers) -> assertThat(headers).containsEntry("openai-project", "proj_abc")
+				.containsEntry("authorization", "Bearer sk-caller"));
+	}
+
 	/** A provider answering every call alike, noting each call's path and headers. */
 	private com.sun.net.httpserver.HttpServer server(List<Map<String, String>> saw, int status, String answer)
 			throws java.io.IOException {

@@ -8,6 +8,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -237,7 +238,7 @@ final class QuotaConfigFactory {
 		}
 		return new PoolSpec(name, Set.copyOf(model.getAliases()), limits,
 				accounting(provider, dialect, model.getOutputBurndown(),
-						cost(prefix + "cost.", model.getCost(), dialect.cacheWritePriceFactorByDefault(name))),
+						cost(prefix + "cost.", model.getCost(), cacheWriteFactor(dialect, name, model.getAliases()))),
 				burstWindow, model.getExpectedLatency(), model.getDefaultMaxTokens(), model.getPriority(), tokenizer,
 				(model.getMode() != null) ? model.getMode() : provider.getMode());
 	}
@@ -308,6 +309,15 @@ final class QuotaConfigFactory {
 					"set the most the calls may cost in the account's currency, for example 50.00.");
 		}
 		return Math.round(money * 1_000_000);
+	}
+
+	/** The highest cache-write factor a model's id or any of its aliases calls for. */
+	private static double cacheWriteFactor(DialectId dialect, String name, List<String> aliases) {
+		double factor = dialect.cacheWritePriceFactorByDefault(name);
+		for (String alias : aliases) {
+			factor = Math.max(factor, dialect.cacheWritePriceFactorByDefault(alias));
+		}
+		return factor;
 	}
 
 	private static Cost cost(String prefix, LlmQuotaProperties.Cost cost, double cacheWriteFactor) {

@@ -224,7 +224,10 @@ class LlmQuotaAutoConfigurationTests {
 					"llm.quota.providers.bedrock.models.[anthropic.claude-sonnet-4].cost.input-per-million=3",
 					"llm.quota.providers.bedrock.models.[anthropic.claude-sonnet-4].cost.output-per-million=15",
 					"llm.quota.providers.bedrock.models.[amazon.nova-pro].cost.input-per-million=0.8",
-					"llm.quota.providers.bedrock.models.[amazon.nova-pro].cost.output-per-million=3.2")
+					"llm.quota.providers.bedrock.models.[amazon.nova-pro].cost.output-per-million=3.2",
+					"llm.quota.providers.bedrock.models.sonnet.aliases=anthropic.claude-sonnet-4-5",
+					"llm.quota.providers.bedrock.models.sonnet.cost.input-per-million=3",
+					"llm.quota.providers.bedrock.models.sonnet.cost.output-per-million=15")
 			.run((context) -> {
 				QuotaEngine engine = context.getBean(QuotaEngine.class);
 				Cost sonnet = engine.pool("claude", "sonnet").spec().accounting().cost();
@@ -245,6 +248,9 @@ class LlmQuotaAutoConfigurationTests {
 					.accounting()
 					.cost()
 					.cacheWriteInputPerMillion()).isEqualTo(0.8);
+				assertThat(engine.pool("bedrock", "sonnet").spec().accounting().cost().cacheWriteInputPerMillion())
+					.as("a friendly key whose alias names Claude")
+					.isEqualTo(3.75);
 				// 100 tokens after the cache breakpoint and 10,000 written to the cache:
 				// 100 x 3 + 10,000 x 3.75 millionths
 				Usage written = new Usage(10_100, 0, 0, 10_000);

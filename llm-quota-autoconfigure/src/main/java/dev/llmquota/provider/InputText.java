@@ -35,6 +35,14 @@ public record InputText(String text, int messages, String structure, long counte
 			"thought_signature", "encrypted_content", "media_type", "mimeType", "mime_type");
 
 	/**
+	 * Values under these names refer to a medium by address or id (OpenAI's
+	 * {@code image_url} and files, Gemini's {@code fileUri}): each counts as one medium,
+	 * whatever it holds.
+	 */
+	private static final List<String> MEDIA_REFERENCES = List.of("image_url", "file_id", "file_url", "fileUri",
+			"file_uri");
+
+	/**
 	 * Strings at least this long written in base64's alphabet alone are taken for media
 	 * given inline; shorter ones are counted as text (never an under-estimate).
 	 */
@@ -207,7 +215,11 @@ public record InputText(String text, int messages, String structure, long counte
 			while (parser.nextToken() == JsonToken.PROPERTY_NAME) {
 				String name = parser.currentName();
 				parser.nextToken();
-				if (SKIPPED.contains(name)) {
+				if (MEDIA_REFERENCES.contains(name)) {
+					counted[0] += MEDIA_TOKENS;
+					parser.skipChildren();
+				}
+				else if (SKIPPED.contains(name)) {
 					parser.skipChildren();
 				}
 				else {

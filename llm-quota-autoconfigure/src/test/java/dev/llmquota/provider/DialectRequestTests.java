@@ -103,9 +103,10 @@ class DialectRequestTests {
 		ParsedRequest read = ParsedRequest.read(text.getBytes(StandardCharsets.UTF_8), openai);
 		// in the shape's order (messages, input, instructions), as read from a tree
 		assertThat(read.input()).isEqualTo(openai.inputText(json(text)));
-		// every string a provider counts, a message's name too; a number as a token
-		assertThat(read.input().text()).isEqualTo("Hi there\nann\nx\na\nb\nBe kind.");
-		assertThat(read.input().counted()).isEqualTo(1);
+		// every string a provider counts, a message's name too; a number as a token, an
+		// image by its address as a medium
+		assertThat(read.input().text()).isEqualTo("Hi there\nann\na\nb\nBe kind.");
+		assertThat(read.input().counted()).isEqualTo(1 + InputText.MEDIA_TOKENS);
 		assertThat(read.input().messages()).isEqualTo(3);
 		assertThat(read.input().structure()).isEqualTo("[{\"type\":\"function\",\"name\":\"f\"}]");
 		// the rest, as a tree the dialect reads: no messages kept

@@ -115,7 +115,18 @@ class InputEstimateTests {
 		assertThat(estimate(DialectId.ANTHROPIC, with, CHARS4) - plain).isEqualTo(InputText.MEDIA_TOKENS);
 		String openAi = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
 				+ "\"image_url\":{\"url\":\"data:image/png;base64,iVBORw0KGgo\"}}]}]}";
-		assertThat(estimate(DialectId.OPENAI, openAi, O200K)).isGreaterThanOrEqualTo(InputText.MEDIA_TOKENS);
+		assertThat(estimate(DialectId.OPENAI, openAi, O200K)).isGreaterThanOrEqualTo(InputText.MEDIA_TOKENS)
+			.isLessThan(2L * InputText.MEDIA_TOKENS);
+		// by address too: OpenAI's image_url and files, Gemini's fileUri
+		String byUrl = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
+				+ "\"image_url\":{\"url\":\"https://example.com/cat.png\"}}]}]}";
+		assertThat(estimate(DialectId.OPENAI, byUrl, O200K)).isGreaterThanOrEqualTo(InputText.MEDIA_TOKENS);
+		String responses = "{\"model\":\"gpt-5\",\"input\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_file\","
+				+ "\"file_id\":\"file-abc\"},{\"type\":\"input_image\",\"image_url\":\"https://example.com/cat.png\"}]}]}";
+		assertThat(estimate(DialectId.OPENAI, responses, O200K)).isGreaterThanOrEqualTo(2L * InputText.MEDIA_TOKENS);
+		String gemini = "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"fileData\":{\"mimeType\":\"video/mp4\","
+				+ "\"fileUri\":\"gs://bucket/clip.mp4\"}}]}]}";
+		assertThat(estimate(DialectId.GEMINI, gemini, CHARS4)).isGreaterThanOrEqualTo(InputText.MEDIA_TOKENS);
 	}
 
 	@Test

@@ -195,19 +195,7 @@ class RoutesTests {
 			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(30))));
 		GovernedApp app = app(entry("known", known, "openai", "models.gpt-4o.requests-per-minute=5"),
 				entry("unknown", unknown, "openai"), target(0, "known", "gpt-4o"), target(1, "unknown", "gpt-4o"));
-		OkHttpClient okHttp = new OkHttpClient.Builder()
-			.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
-			.build();
-		List<Integer> statuses = Flux.range(0, 10).flatMap((i) -> Mono.fromCallable(() -> {
-			try (Response response = okHttp
-				.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + CHAT)
-					.post(RequestBody.create(body("gpt-4o", false), okhttp3.MediaType.get("application/json")))
-					.build())
-				.execute()) {
-				return response.code();
-			}
-		}).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()), 10).collectList().block();
-		assertThat(statuses).hasSize(10).containsOnly(200);
+		assertThat(okHttpCalls(app, 10)).hasSize(10).containsOnly("200");
 		assertThat(taken(app)).containsExactly(5L, 5L);
 		assertThat(unknown.requestLog().refused()).as("a second call at once would be refused").isEmpty();
 	}
@@ -223,22 +211,7 @@ class RoutesTests {
 			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(600))));
 		GovernedApp app = app(entry("shadow", shadow, "openai", "mode=shadow"), "llm.quota.max-wait=200ms",
 				target(0, "shadow", "gpt-4o"));
-		OkHttpClient okHttp = new OkHttpClient.Builder()
-			.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
-			.build();
-		List<String> outcomes = Flux.range(0, 2).flatMap((i) -> Mono.fromCallable(() -> {
-			try (Response response = okHttp
-				.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + CHAT)
-					.post(RequestBody.create(body("gpt-4o", false), okhttp3.MediaType.get("application/json")))
-					.build())
-				.execute()) {
-				return Integer.toString(response.code());
-			}
-			catch (RuntimeException ex) {
-				return ex.toString();
-			}
-		}).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()), 2).collectList().block();
-		assertThat(outcomes).containsOnly("200");
+		assertThat(okHttpCalls(app, 2)).containsOnly("200");
 	}
 
 	/**
@@ -706,6 +679,28 @@ class RoutesTests {
 			.stream()
 			.map(Route.Target::taken)
 			.toList();
+	}
+
+	/**
+	 * Sends calls at once to the route through OkHttp under the interceptor; returns each
+	 * one's status, or the exception it ended with.
+	 */
+	private static List<String> okHttpCalls(GovernedApp app, int calls) {
+		OkHttpClient okHttp = new OkHttpClient.Builder()
+			.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
+			.build();
+		return Flux.range(0, calls).flatMap((i) -> Mono.fromCallable(() -> {
+			try (Response response = okHttp
+				.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + CHAT)
+					.post(RequestBody.create(body("gpt-4o", false), okhttp3.MediaType.get("application/json")))
+					.build())
+				.execute()) {
+				return Integer.toString(response.code());
+			}
+			catch (RuntimeException ex) {
+				return ex.toString();
+			}
+		}).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()), calls).collectList().block();
 	}
 
 	private void restCall(GovernedApp app) {

@@ -338,9 +338,7 @@ class RoutesTests {
 		List<Map<String, String>> eastSaw = new java.util.concurrent.CopyOnWriteArrayList<>();
 		List<Map<String, String>> openaiSaw = new java.util.concurrent.CopyOnWriteArrayList<>();
 		com.sun.net.httpserver.HttpServer east = server(eastSaw, 429, "{\"error\":{\"code\":\"429\"}}");
-		com.sun.net.httpserver.HttpServer openai = server(openaiSaw, 200,
-				"{\"id\":\"x\",\"object\":\"chat.completion\",\"model\":\"gpt-4o\",\"choices\":[],"
-						+ "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}");
+		com.sun.net.httpserver.HttpServer openai = server(openaiSaw, 200, CHAT_ANSWER);
 		String eastUrl = "http://127.0.0.1:" + east.getAddress().getPort();
 		String openaiUrl = "http://127.0.0.1:" + openai.getAddress().getPort();
 		GovernedApp app = app("llm.quota.providers.east.base-url=" + eastUrl,
@@ -352,14 +350,7 @@ class RoutesTests {
 				target(1, "openai", "gpt-4o"));
 		// the caller's own key, as an OpenAI SDK sends it, reaches no target with keys of
 		// its own
-		app.restClient()
-			.post()
-			.uri(LlmQuota.route("gpt4o") + CHAT)
-			.contentType(MediaType.APPLICATION_JSON)
-			.header("Authorization", "Bearer sk-caller")
-			.body(body("gpt-4o", false))
-			.retrieve()
-			.body(String.class);
+		callWithTheCallersOwnKey(app);
 		assertThat(eastSaw).singleElement().satisfies((headers) -> {
 			assertThat(headers).containsEntry("api-key", "east-key").doesNotContainKey("authorization");
 			assertThat(headers.get("path"))
@@ -378,13 +369,22 @@ class RoutesTests {
 	@Test
 	void aTargetWhoseEntrySetsNoKeyKeepsTheCallersOwnKey() throws Exception {
 		List<Map<String, String>> openaiSaw = new java.util.concurrent.CopyOnWriteArrayList<>();
-		com.sun.net.httpserver.HttpServer openai = server(openaiSaw, 200,
-				"{\"id\":\"x\",\"object\":\"chat.completion\",\"model\":\"gpt-4o\",\"choices\":[],"
-						+ "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}");
+		com.sun.net.httpserver.HttpServer openai = server(openaiSaw, 200, CHAT_ANSWER);
 		GovernedApp app = app("llm.quota.providers.openai.base-url=http://127.0.0.1:" + openai.getAddress().getPort(),
 				"llm.quota.providers.openai.dialect=openai",
 				"llm.quota.providers.openai.headers.OpenAI-Project=proj_abc",
 				"llm.quota.providers.openai.models.gpt-4o.requests-per-minute=600", target(0, "openai", "gpt-4o"));
+		callWithTheCallersOwnKey(app);
+		assertThat(openaiSaw).singleElement()
+			.satisfies((headers) -> assertThat(headers).containsEntry("openai-project", "proj_abc")
+				.containsEntry("authorization", "Bearer sk-caller"));
+	}
+
+	private static final String CHAT_ANSWER = "{\"id\":\"x\",\"object\":\"chat.completion\",\"model\":\"gpt-4o\","
+			+ "\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}";
+
+	/** A call to the route with a key of the caller's own, as an OpenAI SDK sends it. */
+	private static void callWithTheCallersOwnKey(GovernedApp app) {
 		app.restClient()
 			.post()
 			.uri(LlmQuota.route("gpt4o") + CHAT)
@@ -393,9 +393,6 @@ class RoutesTests {
 			.body(body("gpt-4o", false))
 			.retrieve()
 			.body(String.class);
-		assertThat(openaiSaw).singleElement()
-			.satisfies((headers) -> assertThat(headers).containsEntry("openai-project", "proj_abc")
-				.containsEntry("authorization", "Bearer sk-caller"));
 	}
 
 	/** A provider answering every call alike, noting each call's path and headers. */

@@ -173,8 +173,7 @@ final class QuotaConfigFactory {
 							"give each model id to one entry only; entries that share a pool list each other's ids as aliases.");
 				}
 			}
-			if (spec.accounting().cost() == null
-					&& account.asMap().keySet().stream().anyMatch(Dimension::countsMoney)) {
+			if (spec.accounting().cost() == null && account.hasBudget()) {
 				logger.warn("llm-quota: " + modelPrefix.substring(0, modelPrefix.length() - 1)
 						+ " has no price, so its calls spend nothing of the entry's budget: set its"
 						+ " cost.input-per-million and cost.output-per-million");
@@ -184,8 +183,7 @@ final class QuotaConfigFactory {
 		PoolSpec unlisted = new PoolSpec("unlisted", Set.of(), Limits.none(), accounting(provider, dialect, 1),
 				provider.getBurstWindow(), Duration.ofSeconds(2), 4096, Priority.INTERACTIVE, defaultTokenizer(dialect),
 				provider.getMode());
-		if (account.asMap().keySet().stream().anyMatch(Dimension::countsMoney)
-				&& models.values().stream().noneMatch((model) -> model.accounting().cost() != null)
+		if (account.hasBudget() && models.values().stream().noneMatch((model) -> model.accounting().cost() != null)
 				&& (template == null || template.accounting().cost() == null)) {
 			String budget = (provider.getBudget().getPerDay() != null) ? "per-day" : "per-month";
 			throw new InvalidQuotaPropertyException(prefix + "budget." + budget,

@@ -143,7 +143,8 @@ public final class GovernedCall {
 			}
 			else if (this.plan.streaming() && textStream() && !this.reader.partUnread()) {
 				this.permit.reconcileEstimated(streamedSoFar(usage));
-				if (this.plan.pool().spec().accounting().cost() != null) {
+				if (this.plan.pool().spec().accounting().cost() != null
+						&& this.plan.pool().account().limits().hasBudget()) {
 					String entry = this.plan.entry().provider().id();
 					LogOnce.warn("stream without usage " + entry,
 							"Streams of provider '" + entry

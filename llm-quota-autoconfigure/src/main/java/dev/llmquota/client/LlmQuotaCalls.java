@@ -132,8 +132,7 @@ public final class LlmQuotaCalls {
 			@Override
 			public void poolCreated(Pool pool) {
 				boolean listed = engine.config().providers().get(pool.provider()).models().containsKey(pool.model());
-				if (!listed && pool.spec().accounting().cost() == null
-						&& pool.account().limits().asMap().keySet().stream().anyMatch(Dimension::countsMoney)) {
+				if (!listed && pool.spec().accounting().cost() == null && pool.account().limits().hasBudget()) {
 					// once an entry: model ids come from callers, and are many
 					LogOnce.warn("unpriced " + pool.provider(), "llm-quota: model '" + pool.model()
 							+ "' of llm.quota.providers." + pool.provider() + " is not listed and has no"

@@ -73,6 +73,14 @@ public final class Limits {
 		return this.values.isEmpty();
 	}
 
+	/**
+	 * Returns whether a money budget is among these limits.
+	 * @return whether one is
+	 */
+	public boolean hasBudget() {
+		return this.values.keySet().stream().anyMatch(Dimension::countsMoney);
+	}
+
 	@Override
 	public boolean equals(Object other) {
 		return (other instanceof Limits limits) && limits.values.equals(this.values);

@@ -126,8 +126,8 @@ final class RefusalHandling {
 					// is in its books)
 					return Outcome.retry(Duration.ZERO);
 				}
-				long nowNanos = this.engine.clock().nanoTime();
-				if (wait.compareTo(this.retry.maxBackoff()) > 0 || nowNanos + wait.toNanos() > deadline) {
+				Duration room = room(deadline);
+				if (wait.compareTo(room) > 0) {
 					return Outcome
 						.fail(new RateLimitedException(pool.provider(), pool.region(), pool.model(), dimension, wait,
 								"its wait exceeds llm.quota.retry.max-backoff or what is left of the call's max-wait"));
@@ -137,16 +137,15 @@ final class RefusalHandling {
 						.fail(new RateLimitedException(pool.provider(), pool.region(), pool.model(), dimension, wait,
 								"no attempt is left of llm.quota.retry.max-attempts=" + this.retry.maxAttempts()));
 				}
-				return Outcome.retry(jitter(wait));
+				return Outcome.retry(jitter(wait, room));
 			}
 			case OVERLOADED -> {
 				if (!answer.retryAllowed() || attempt >= this.retry.maxAttempts()) {
 					return Outcome.pass();
 				}
 				Duration wait = waitOf(answer, attempt);
-				boolean fits = wait.compareTo(this.retry.maxBackoff()) <= 0
-						&& this.engine.clock().nanoTime() + wait.toNanos() <= deadline;
-				return fits ? Outcome.retry(jitter(wait)) : Outcome.pass();
+				Duration room = room(deadline);
+				return (wait.compareTo(room) <= 0) ? Outcome.retry(jitter(wait, room)) : Outcome.pass();
 			}
 			default -> {
 				return Outcome.pass();
@@ -178,12 +177,22 @@ final class RefusalHandling {
 	}
 
 	/**
-	 * Up to a tenth more (at least 50 ms), so callers held together do not return
-	 * together.
+	 * The longest a call may sleep before its next attempt: {@code retry.max-backoff}, or
+	 * what is left of its {@code max-wait} if that is less.
 	 */
-	private static Duration jitter(Duration wait) {
+	private Duration room(long deadline) {
+		Duration left = Duration.ofNanos(Math.max(0, deadline - this.engine.clock().nanoTime()));
+		return (left.compareTo(this.retry.maxBackoff()) < 0) ? left : this.retry.maxBackoff();
+	}
+
+	/**
+	 * Up to a tenth more (at least 50 ms), so callers held together do not return
+	 * together; never more than the room the call has.
+	 */
+	private static Duration jitter(Duration wait, Duration room) {
 		long spread = Math.max(50, wait.toMillis() / 10);
-		return wait.plusMillis(ThreadLocalRandom.current().nextLong(spread + 1));
+		Duration jittered = wait.plusMillis(ThreadLocalRandom.current().nextLong(spread + 1));
+		return (jittered.compareTo(room) < 0) ? jittered : room;
 	}
 
 	private static JsonNode parseQuietly(byte[] body) {

@@ -1,6 +1,7 @@
 package dev.llmquota.client;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
@@ -132,6 +133,15 @@ public final class RetryPolicy {
 		};
 		try {
 			return Retry.decorateCheckedSupplier(of(plan.retryName()), counted).get();
+		}
+		catch (RetryAfter ex) {
+			// Resilience4j ends a wait that is interrupted by throwing the last attempt's
+			// failure, this signal, with the thread's interrupt kept: the caller is told
+			// in Java's words, as a blocking read interrupted is
+			InterruptedIOException interrupted = new InterruptedIOException(
+					"Interrupted while waiting " + ex.wait + " to retry a call llm-quota governs");
+			interrupted.initCause(ex.failure);
+			throw interrupted;
 		}
 		catch (IOException | RuntimeException | Error ex) {
 			throw ex;

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.llmquota.LlmQuota;
@@ -21,9 +22,11 @@ import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
 import dev.llmquota.client.Outcome;
 import dev.llmquota.client.ProviderEntry;
+import dev.llmquota.client.RetryPolicy;
 import dev.llmquota.client.StreamHead;
 import dev.llmquota.provider.HeaderLookup;
 import dev.llmquota.provider.LogOnce;
+import io.github.resilience4j.retry.Retry;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import reactor.core.Disposable;
@@ -310,6 +313,14 @@ public final class LlmQuotaAwsHttpClients {
 			if (entry == null) {
 				return this.client.execute(request);
 			}
+			if (request.fullDuplex()) {
+				// a bidirectional session's input flows while the model answers: its
+				// body ends with the session, so it cannot be read first to plan it
+				LogOnce.warn("aws full duplex", "An AWS SDK client's bidirectional stream ("
+						+ request.request().getUri().getRawPath() + ") is sent as it comes and not governed: its"
+						+ " input ends with the session, so llm-quota cannot read it to reserve before sending");
+				return this.client.execute(request);
+			}
 			CompletableFuture<Void> result = new CompletableFuture<>();
 			Flux.from(request.requestContentPublisher()).reduce(new ByteArrayOutputStream(), (out, buffer) -> {
 				byte[] bytes = new byte[buffer.remaining()];
@@ -371,6 +382,9 @@ public final class LlmQuotaAwsHttpClients {
 
 		private final CompletableFuture<Void> result;
 
+		/** The entry's retry, which counts this call's attempts as on every stack. */
+		private final Retry.AsyncContext<Void> retry;
+
 		AsyncCall(SdkAsyncHttpClient client, AsyncExecuteRequest request, CallPlan plan,
 				CompletableFuture<Void> result) {
 			this.client = client;
@@ -378,6 +392,17 @@ public final class LlmQuotaAwsHttpClients {
 			this.plan = plan;
 			this.deadline = LlmQuotaAwsHttpClients.this.calls.deadline(plan, null);
 			this.result = result;
+			this.retry = LlmQuotaAwsHttpClients.this.calls.retryPolicy().of(plan.retryName()).asyncContext();
+			// the call ends once, however: answered (a refusal handed on included),
+			// failed, or given up by the SDK
+			result.whenComplete((ignored, error) -> {
+				if (error == null) {
+					this.retry.onComplete();
+				}
+				else {
+					this.retry.onError((error instanceof CompletionException) ? error.getCause() : error);
+				}
+			});
 		}
 
 		void attempt(int attempt) {
@@ -490,7 +515,13 @@ public final class LlmQuotaAwsHttpClients {
 					this.call.onComplete();
 				}
 				switch (outcome.action()) {
-					case RETRY -> Mono.delay(outcome.delay()).subscribe((ignored) -> attempt(this.attempt + 1));
+					case RETRY -> {
+						// counted as every stack's retries are; the wait is the
+						// outcome's,
+						// which the policy's interval is too
+						AsyncCall.this.retry.onError(RetryPolicy.RetryAfter.of(outcome));
+						Mono.delay(outcome.delay()).subscribe((ignored) -> attempt(this.attempt + 1));
+					}
 					case FAIL -> settle(giveUp(outcome.failure()));
 					default -> {
 						if (AsyncCall.this.plan.retriedByClient(response.statusCode())) {

@@ -3,6 +3,7 @@ package dev.llmquota.client;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -14,12 +15,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import dev.llmquota.client.aws.LlmQuotaAwsHttpClients;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.RequestRecord;
+import io.github.resilience4j.retry.Retry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
 import software.amazon.awssdk.http.SdkHttpMethod;
 import software.amazon.awssdk.http.SdkHttpRequest;
 import software.amazon.awssdk.http.SdkHttpResponse;
@@ -34,11 +37,12 @@ import static org.assertj.core.api.Assertions.assertThatException;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The AWS SDK's asynchronous HTTP client SPI lets a client report an attempt's failure
- * through the future it returned alone, after the answer's headers were handed on: the
- * governed call ends then too, its slot back.
+ * The AWS SDK's asynchronous HTTP client, governed: its attempts under the entry's one
+ * retry, its full-duplex sessions sent as they come, and its failures (the SPI lets a
+ * client report an attempt's failure through the future it returned alone, after the
+ * answer's headers were handed on) ending the governed call, its slot back.
  */
-class AwsAsyncFailureTests {
+class AwsAsyncClientTests {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(15);
 
@@ -48,7 +52,7 @@ class AwsAsyncFailureTests {
 		}, "llm.quota.headroom=1.0", "models.test-model.concurrent-requests=1")) {
 			SdkAsyncHttpClient governed = provider.app.context()
 				.getBean(LlmQuotaAwsHttpClients.class)
-				.govern(new HeadersThenDrop());
+				.govern(new HeadersThenDrop(Drops.EVERY_ANSWER));
 			CompletableFuture<Void> result = governed.execute(request(provider, new Ignoring()));
 			assertThatException().isThrownBy(() -> result.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
 				.withCauseInstanceOf(IOException.class);
@@ -68,7 +72,8 @@ class AwsAsyncFailureTests {
 			provider.simulator.faults().rateLimitWait(Duration.ofMillis(200)).next(Fault.RATE_LIMITED);
 			SdkAsyncHttpClient governed = provider.app.context()
 				.getBean(LlmQuotaAwsHttpClients.class)
-				.govern(new HeadersThenDrop(true, toldThroughOnError));
+				.govern(new HeadersThenDrop(
+						toldThroughOnError ? Drops.REFUSAL_BODY_ON_ERROR : Drops.REFUSAL_BODY_IN_STREAM));
 			List<Integer> statuses = new CopyOnWriteArrayList<>();
 			governed.execute(request(provider, new Ignoring() {
 
@@ -125,6 +130,92 @@ class AwsAsyncFailureTests {
 		}
 	}
 
+	/**
+	 * A throttled call answered on its second attempt counts in the entry's Resilience4j
+	 * retry, as on every other stack: its metrics and events are the policy's.
+	 */
+	@Test
+	void itsRetriesRunUnderTheEntrysRetryAsOnEveryOtherStack() throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.BEDROCK, (sim) -> {
+		}, "llm.quota.headroom=1.0", "llm.quota.retry.initial-backoff=10ms")) {
+			provider.simulator.faults().rateLimitWait(Duration.ofMillis(200)).next(Fault.RATE_LIMITED);
+			SdkAsyncHttpClient governed = provider.app.context()
+				.getBean(LlmQuotaAwsHttpClients.class)
+				.govern(new HeadersThenDrop(Drops.NOTHING));
+			governed.execute(request(provider, new Ignoring())).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			assertThat(provider.simulator.requestLog().records()).extracting(RequestRecord::status)
+				.containsExactly(429, 200);
+			Retry.Metrics metrics = provider.app.context()
+				.getBean(LlmQuotaCalls.class)
+				.retryPolicy()
+				.of(SimulatedProvider.PROVIDER)
+				.getMetrics();
+			assertThat(List.of(metrics.getNumberOfSuccessfulCallsWithRetryAttempt(),
+					metrics.getNumberOfSuccessfulCallsWithoutRetryAttempt(),
+					metrics.getNumberOfFailedCallsWithRetryAttempt(),
+					metrics.getNumberOfFailedCallsWithoutRetryAttempt()))
+				.as("calls succeeded with a retry, without, failed with, failed without")
+				.containsExactly(1L, 0L, 0L, 0L);
+		}
+	}
+
+	/**
+	 * A bidirectional stream (Nova Sonic's InvokeModelWithBidirectionalStream) sends its
+	 * input while the model answers: its request goes on as it comes, never held until a
+	 * body that ends with the session.
+	 */
+	@Test
+	void aFullDuplexSessionIsSentAsItComesNotHeldForItsWholeBody() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.BEDROCK, (sim) -> {
+		})) {
+			AtomicReference<AsyncExecuteRequest> sent = new AtomicReference<>();
+			SdkAsyncHttpClient session = new SdkAsyncHttpClient() {
+
+				@Override
+				public CompletableFuture<Void> execute(AsyncExecuteRequest request) {
+					sent.set(request);
+					return new CompletableFuture<>();
+				}
+
+				@Override
+				public void close() {
+				}
+
+			};
+			// the session's input: its first event now, more once the model answers
+			Sinks.Many<ByteBuffer> input = Sinks.many().unicast().onBackpressureBuffer();
+			input.tryEmitNext(ByteBuffer.wrap("{\"event\":{\"sessionStart\":{}}}".getBytes(StandardCharsets.UTF_8)));
+			provider.app.context()
+				.getBean(LlmQuotaAwsHttpClients.class)
+				.govern(session)
+				.execute(AsyncExecuteRequest.builder()
+					.request(SdkHttpRequest.builder()
+						.method(SdkHttpMethod.POST)
+						.uri(URI.create(provider.simulator.baseUrl() + "/model/" + SimulatedProvider.MODEL
+								+ "/invoke-with-bidirectional-stream"))
+						.putHeader("Content-Type", "application/vnd.amazon.eventstream")
+						.build())
+					.requestContentPublisher(new SdkHttpContentPublisher() {
+
+						@Override
+						public Optional<Long> contentLength() {
+							return Optional.empty();
+						}
+
+						@Override
+						public void subscribe(Subscriber<? super ByteBuffer> subscriber) {
+							input.asFlux().subscribe(subscriber);
+						}
+
+					})
+					.fullDuplex(true)
+					.responseHandler(new Ignoring())
+					.build());
+			await("the session reaches the HTTP client while its input still flows").atMost(PATIENCE)
+				.until(() -> sent.get() != null);
+		}
+	}
+
 	private static AsyncExecuteRequest request(SimulatedProvider provider, SdkAsyncHttpResponseHandler handler) {
 		byte[] json = JsonMapper.shared()
 			.writeValueAsBytes(provider.dialect.body(SimulatedProvider.MODEL, 10, false, "Hi."));
@@ -173,25 +264,35 @@ class AwsAsyncFailureTests {
 	 * then either reports a dropped connection through its future only, or, with
 	 * {@code refusalsOnly}, breaks the body of a refusal and hands a success on whole.
 	 */
+	/** What a {@link HeadersThenDrop} client breaks. */
+	private enum Drops {
+
+		/** nothing: every answer is handed on whole */
+		NOTHING,
+
+		/** every answer, after its headers, told through its future only */
+		EVERY_ANSWER,
+
+		/** a refusal's body, told through the handler's {@code onError} */
+		REFUSAL_BODY_ON_ERROR,
+
+		/** a refusal's body, told through the body's publisher */
+		REFUSAL_BODY_IN_STREAM
+
+	}
+
+	/**
+	 * A client over the JDK's that calls the simulator, hands the answer's headers on,
+	 * then breaks what it is told to.
+	 */
 	private static final class HeadersThenDrop implements SdkAsyncHttpClient {
 
 		private final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
 
-		private final boolean refusalsOnly;
+		private final Drops drops;
 
-		private final boolean onError;
-
-		HeadersThenDrop() {
-			this(false, false);
-		}
-
-		/**
-		 * A client whose refusals' bodies break, told through the handler's
-		 * {@code onError} or through the body's publisher.
-		 */
-		HeadersThenDrop(boolean refusalsOnly, boolean onError) {
-			this.refusalsOnly = refusalsOnly;
-			this.onError = onError;
+		HeadersThenDrop(Drops drops) {
+			this.drops = drops;
 		}
 
 		@Override
@@ -219,11 +320,11 @@ class AwsAsyncFailureTests {
 							.statusCode(response.statusCode())
 							.headers(response.headers().map())
 							.build());
-					if (!this.refusalsOnly) {
+					if (this.drops == Drops.EVERY_ANSWER) {
 						return CompletableFuture.failedFuture(new IOException("Connection reset"));
 					}
-					if (response.statusCode() >= 400) {
-						if (this.onError) {
+					if (response.statusCode() >= 400 && this.drops != Drops.NOTHING) {
+						if (this.drops == Drops.REFUSAL_BODY_ON_ERROR) {
 							request.responseHandler().onError(new IOException("Connection reset"));
 						}
 						else {

@@ -367,7 +367,8 @@ public final class LlmQuotaCalls {
 				"A " + dialect.name().toLowerCase(Locale.ROOT) + " client's call names no URL llm-quota can match, and "
 						+ candidates.size()
 						+ " provider entries have that dialect: it is not governed. Name the entry with"
-						+ " LlmQuota.with(LlmQuota.PROVIDER, \"<entry>\") around the call");
+						+ " LlmQuota.with(LlmQuota.PROVIDER, \"<entry>\") around the call, or bind it to the client:"
+						+ " llmQuotaAnthropicInterceptor.with(LlmQuota.PROVIDER, \"<entry>\")");
 		return null;
 	}
 

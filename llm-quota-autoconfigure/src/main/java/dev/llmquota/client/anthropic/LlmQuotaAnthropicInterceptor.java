@@ -6,7 +6,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -59,17 +61,64 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 
 	private final LlmQuotaCalls calls;
 
+	/** What the client's calls carry where their scope does not say. */
+	private final Map<String, Object> bound;
+
 	/**
 	 * Creates the interceptor.
 	 * @param calls the call support
 	 */
 	public LlmQuotaAnthropicInterceptor(LlmQuotaCalls calls) {
+		this(calls, Map.of());
+	}
+
+	private LlmQuotaAnthropicInterceptor(LlmQuotaCalls calls, Map<String, Object> bound) {
 		this.calls = calls;
+		this.bound = bound;
+	}
+
+	/**
+	 * Returns an interceptor whose client's calls all carry an attribute, where a
+	 * {@link LlmQuota#with} scope around a call does not set it: the way to give one the
+	 * SDK's asynchronous client makes (its {@code async()} services call the interceptor
+	 * on a pool thread, where no scope reaches). Binding {@link LlmQuota#PROVIDER} tells
+	 * which entry a client's calls belong to where several have
+	 * {@code dialect: anthropic}.
+	 * @param attribute {@link LlmQuota#PROVIDER}, {@link LlmQuota#PRIORITY},
+	 * {@link LlmQuota#MODEL} or {@link LlmQuota#MAX_WAIT}
+	 * @param value its value
+	 * @return a new interceptor, this one unchanged
+	 * @throws IllegalArgumentException if the value is {@code null}, or names no provider
+	 * entry
+	 */
+	public LlmQuotaAnthropicInterceptor with(String attribute, Object value) {
+		if (value == null) {
+			throw new IllegalArgumentException("The value of " + attribute + " must not be null");
+		}
+		if (LlmQuota.PROVIDER.equals(attribute)
+				&& !this.calls.engine().config().providers().containsKey(value.toString())) {
+			throw new IllegalArgumentException("No provider entry '" + value + "' (llm.quota.providers." + value
+					+ "); the entries are " + this.calls.engine().config().providers().keySet());
+		}
+		Map<String, Object> bound = new HashMap<>(this.bound);
+		bound.put(attribute, value);
+		return new LlmQuotaAnthropicInterceptor(this.calls, Map.copyOf(bound));
 	}
 
 	@Override
 	public HttpClient intercept(HttpClient client) {
 		return new Governed(client);
+	}
+
+	/** A call's attributes: its scope's, then what the interceptor binds. */
+	private Function<String, Object> attributes(Function<String, Object> scope) {
+		if (this.bound.isEmpty()) {
+			return scope;
+		}
+		return (name) -> {
+			Object value = scope.apply(name);
+			return (value != null) ? value : this.bound.get(name);
+		};
 	}
 
 	/** The SDK's HTTP client, with each attempt governed. */
@@ -83,7 +132,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 
 		@Override
 		public HttpResponse execute(HttpRequest request, RequestOptions options) {
-			return execute(request, options, null, LlmQuota::current);
+			return execute(request, options, null, attributes(LlmQuota::current));
 		}
 
 		/**
@@ -121,8 +170,10 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 
 		@Override
 		public CompletableFuture<HttpResponse> executeAsync(HttpRequest request, RequestOptions options) {
-			// the caller's scope, read here: the call goes on another thread
-			Function<String, Object> scope = LlmQuota.currentScope()::get;
+			// the scope of the thread that calls this, read here: the call goes on
+			// another thread (the SDK's async services call from a pool thread of
+			// theirs, where only what the interceptor binds reaches)
+			Function<String, Object> scope = attributes(LlmQuota.currentScope()::get);
 			if (entry(request, uri(request), scope) == null) {
 				return this.client.executeAsync(request, options);
 			}

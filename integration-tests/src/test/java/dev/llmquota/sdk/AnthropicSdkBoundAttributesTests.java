@@ -13,6 +13,8 @@ import dev.llmquota.LlmQuota;
 import dev.llmquota.client.anthropic.LlmQuotaAnthropicInterceptor;
 import dev.llmquota.core.Priority;
 import dev.llmquota.it.SimulatedApplication;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -28,8 +30,12 @@ class AnthropicSdkBoundAttributesTests {
 
 	private static final Duration PATIENCE = SimulatedApplication.PATIENCE;
 
-	private static SimulatedApplication start() {
-		return SimulatedApplication.start((sim) -> {
+	/** One application for the class: each test reads what its own calls added. */
+	private static SimulatedApplication app;
+
+	@BeforeAll
+	static void start() {
+		app = SimulatedApplication.start((sim) -> {
 		}, (base) -> {
 			List<String> all = new ArrayList<>(SimulatedApplication.openAiAndAnthropic(base));
 			all.addAll(List.of("llm.quota.providers.second.base-url=" + base + "/second",
@@ -38,7 +44,16 @@ class AnthropicSdkBoundAttributesTests {
 		});
 	}
 
-	private static AnthropicClient client(SimulatedApplication app, LlmQuotaAnthropicInterceptor interceptor) {
+	@AfterAll
+	static void stop() {
+		app.close();
+	}
+
+	private static long admitted(Priority priority) {
+		return app.pool("anthropic", "claude-sonnet-4-5").stats().waits(priority).admitted();
+	}
+
+	private static AnthropicClient client(LlmQuotaAnthropicInterceptor interceptor) {
 		return AnthropicOkHttpClient.builder()
 			.baseUrl(app.simulator().baseUrl())
 			.apiKey("test-key")
@@ -52,42 +67,36 @@ class AnthropicSdkBoundAttributesTests {
 
 	@Test
 	void anAsyncCallCarriesWhatItsInterceptorBinds() {
-		try (SimulatedApplication app = start()) {
-			LlmQuotaAnthropicInterceptor interceptor = app.context()
-				.getBean(LlmQuotaAnthropicInterceptor.class)
-				.with(LlmQuota.PROVIDER, "anthropic")
-				.with(LlmQuota.PRIORITY, Priority.BATCH);
-			CompletableFuture<Message> call = client(app, interceptor).async().messages().create(message());
-			assertThat(call).succeedsWithin(PATIENCE);
-			assertThat(app.pool("anthropic", "claude-sonnet-4-5").stats().waits(Priority.BATCH).admitted())
-				.as("calls admitted as BATCH in pool anthropic")
-				.isOne();
-		}
+		long before = admitted(Priority.BATCH);
+		LlmQuotaAnthropicInterceptor interceptor = app.context()
+			.getBean(LlmQuotaAnthropicInterceptor.class)
+			.with(LlmQuota.PROVIDER, "anthropic")
+			.with(LlmQuota.PRIORITY, Priority.BATCH);
+		CompletableFuture<Message> call = client(interceptor).async().messages().create(message());
+		assertThat(call).succeedsWithin(PATIENCE);
+		assertThat(admitted(Priority.BATCH) - before).as("calls admitted as BATCH in pool anthropic").isOne();
 	}
 
 	@Test
 	void aScopeAroundABlockingCallWinsOverWhatTheInterceptorBinds() {
-		try (SimulatedApplication app = start()) {
-			LlmQuotaAnthropicInterceptor interceptor = app.context()
-				.getBean(LlmQuotaAnthropicInterceptor.class)
-				.with(LlmQuota.PROVIDER, "anthropic")
-				.with(LlmQuota.PRIORITY, Priority.BATCH);
-			AnthropicClient client = client(app, interceptor);
-			LlmQuota.with(LlmQuota.PRIORITY, Priority.INTERACTIVE).get(() -> client.messages().create(message()));
-			assertThat(app.pool("anthropic", "claude-sonnet-4-5").stats().waits(Priority.INTERACTIVE).admitted())
-				.as("calls admitted as INTERACTIVE in pool anthropic")
-				.isOne();
-		}
+		long before = admitted(Priority.INTERACTIVE);
+		LlmQuotaAnthropicInterceptor interceptor = app.context()
+			.getBean(LlmQuotaAnthropicInterceptor.class)
+			.with(LlmQuota.PROVIDER, "anthropic")
+			.with(LlmQuota.PRIORITY, Priority.BATCH);
+		AnthropicClient client = client(interceptor);
+		LlmQuota.with(LlmQuota.PRIORITY, Priority.INTERACTIVE).get(() -> client.messages().create(message()));
+		assertThat(admitted(Priority.INTERACTIVE) - before).as("calls admitted as INTERACTIVE in pool anthropic")
+			.isOne();
 	}
 
 	@Test
 	void bindingAnEntryThatDoesNotExistFailsAtOnceNamingTheEntries() {
-		try (SimulatedApplication app = start()) {
-			assertThatIllegalArgumentException().isThrownBy(
+		assertThatIllegalArgumentException()
+			.isThrownBy(
 					() -> app.context().getBean(LlmQuotaAnthropicInterceptor.class).with(LlmQuota.PROVIDER, "antropic"))
-				.withMessageContaining("'antropic'")
-				.withMessageContaining("second");
-		}
+			.withMessageContaining("'antropic'")
+			.withMessageContaining("second");
 	}
 
 }

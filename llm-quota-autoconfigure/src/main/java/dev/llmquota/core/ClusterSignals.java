@@ -1,6 +1,6 @@
 package dev.llmquota.core;
 
-import java.time.Instant;
+import java.time.Duration;
 import java.util.function.BiConsumer;
 
 /**
@@ -32,11 +32,12 @@ public interface ClusterSignals {
 	 * @param hold the hold's key
 	 * @param dimension the dimension concerned, or {@code null}
 	 * @param reason what the provider said
-	 * @param until when the quota comes back, or {@code null} if unknown
+	 * @param wait how long until the quota comes back, or {@code null} if unknown: a
+	 * wait, never a time, so no replica's wall clock moves it
 	 * @param probeIntervalNanos how often one call may go through to see whether it is
 	 * back, where the reset is unknown
 	 */
-	default void exhaust(String hold, Dimension dimension, String reason, Instant until, long probeIntervalNanos) {
+	default void exhaust(String hold, Dimension dimension, String reason, Duration wait, long probeIntervalNanos) {
 	}
 
 	/**

@@ -89,6 +89,15 @@ public final class DayCounter {
 	}
 
 	/**
+	 * Returns when the period this counter counts began: after a wall clock stepped back,
+	 * later than the clock reads (the counter never goes back).
+	 * @return the start of the counted period
+	 */
+	public Instant countedSince() {
+		return this.day.atStartOfDay(this.zone).toInstant();
+	}
+
+	/**
 	 * Returns the units spent today.
 	 * @param now the current wall time
 	 * @return units spent

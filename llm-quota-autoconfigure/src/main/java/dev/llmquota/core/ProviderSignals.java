@@ -83,11 +83,14 @@ final class ProviderSignals {
 		if (pool.spec().mode() == Mode.OFF) {
 			return;
 		}
-		long nextProbe = Arith.saturatedAdd(this.clock.nanoTime(),
-				this.config.settings().exhaustedProbeInterval().toNanos());
+		long now = this.clock.nanoTime();
+		long nextProbe = Arith.saturatedAdd(now, this.config.settings().exhaustedProbeInterval().toNanos());
 		Sanctions sanctions = wholeAccount ? pool.account().sanctions() : pool.sanctions();
-		sanctions.exhaust(new Sanctions.Exhaustion(dimension, reason, until, nextProbe, this.clock.nanoTime()));
-		this.store.exhaust(wholeAccount ? pool.account().sanctionsKey() : pool.sanctionsKey(), dimension, reason, until,
+		Sanctions.Exhaustion exhaustion = Sanctions.Exhaustion.until(dimension, reason, until, now,
+				this.clock.instant(), nextProbe);
+		sanctions.exhaust(exhaustion);
+		this.store.exhaust(wholeAccount ? pool.account().sanctionsKey() : pool.sanctionsKey(), dimension, reason,
+				(until != null) ? Duration.ofNanos(exhaustion.untilNanos() - now) : null,
 				this.config.settings().exhaustedProbeInterval().toNanos());
 	}
 

@@ -95,7 +95,7 @@ abstract class QueueBooks implements SharedBooks<Waiter> {
 	}
 
 	private boolean exhausted(Sanctions sanctions, Waiter waiter, long now) {
-		if (sanctions.exhaustion(this.wallNow) == null) {
+		if (sanctions.exhaustion(now) == null) {
 			return false;
 		}
 		if (!sanctions.probeDue(now)) {
@@ -214,9 +214,10 @@ abstract class QueueBooks implements SharedBooks<Waiter> {
 
 	private QuotaExhaustedException exhaustedException(Waiter waiter) {
 		for (Sanctions sanctions : List.of(this.account.sanctions(), waiter.pool.sanctions())) {
-			Sanctions.Exhaustion exhaustion = sanctions.exhaustion(this.wallNow);
+			Sanctions.Exhaustion exhaustion = sanctions.exhaustion(this.now);
 			if (exhaustion != null) {
-				return exhaustedException(waiter, exhaustion.dimension(), exhaustion.reason(), exhaustion.until());
+				return exhaustedException(waiter, exhaustion.dimension(), exhaustion.reason(),
+						exhaustion.comesBack(this.now, this.wallNow));
 			}
 		}
 		return exhaustedException(waiter, null, null, null);

@@ -272,8 +272,7 @@ public final class QuotaEngine implements AutoCloseable {
 	/** A pool's state as this process heard it: its hold, or its account's. */
 	private QuotaState localState(Pool pool) {
 		long now = this.clock.nanoTime();
-		Instant wallNow = this.clock.instant();
-		return worse(pool.sanctions().state(now, wallNow), pool.account().sanctions().state(now, wallNow));
+		return worse(pool.sanctions().state(now), pool.account().sanctions().state(now));
 	}
 
 	/**
@@ -282,8 +281,7 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @return the state
 	 */
 	public QuotaState state(Account account) {
-		return worse(account.sanctions().state(this.clock.nanoTime(), this.clock.instant()),
-				shared(account.sanctionsKey()));
+		return worse(account.sanctions().state(this.clock.nanoTime()), shared(account.sanctionsKey()));
 	}
 
 	private QuotaState shared(String hold) {

@@ -1,8 +1,11 @@
 package dev.llmquota.core;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
 import java.util.Map;
+
+import dev.llmquota.core.kernel.Arith;
 
 /**
  * What the provider imposed on a pool or an account beyond its buckets: rate-limit
@@ -31,12 +34,46 @@ final class Sanctions {
 	 *
 	 * @param dimension the dimension concerned, or {@code null} for a billing answer
 	 * @param reason what the provider said, for people
-	 * @param until when the quota comes back, or {@code null} if unknown (then probes)
+	 * @param until when the quota comes back, by the wall clock when the provider said
+	 * so, or {@code null} if unknown (then probes)
+	 * @param untilNanos the monotonic time it comes back, where {@code until} is known:
+	 * what ends the exhaustion, so a wall clock that steps meanwhile neither holds the
+	 * calls longer nor lets them go early
 	 * @param nextProbe the monotonic time the next probe call may go, where the reset is
 	 * unknown
 	 * @param since the monotonic time the provider said so
 	 */
-	record Exhaustion(Dimension dimension, String reason, Instant until, long nextProbe, long since) {
+	record Exhaustion(Dimension dimension, String reason, Instant until, long untilNanos, long nextProbe, long since) {
+
+		/**
+		 * An exhaustion that ends when its reset comes, a wait from now.
+		 * @param until the reset by the wall clock now, or {@code null} if unknown
+		 */
+		static Exhaustion until(Dimension dimension, String reason, Instant until, long now, Instant wallNow,
+				long nextProbe) {
+			long untilNanos = (until != null) ? Arith.saturatedAdd(now, nanosUntil(wallNow, until)) : Long.MAX_VALUE;
+			return new Exhaustion(dimension, reason, until, untilNanos, nextProbe, now);
+		}
+
+		private static long nanosUntil(Instant wallNow, Instant until) {
+			if (!until.isAfter(wallNow)) {
+				return 0;
+			}
+			try {
+				return Duration.between(wallNow, until).toNanos();
+			}
+			catch (ArithmeticException ex) {
+				return Long.MAX_VALUE;
+			}
+		}
+
+		/**
+		 * Returns when the quota comes back by the wall clock now, or {@code null} if
+		 * unknown.
+		 */
+		Instant comesBack(long now, Instant wallNow) {
+			return (this.until != null) ? wallNow.plusNanos(Math.max(0, this.untilNanos - now)) : null;
+		}
 
 	}
 
@@ -72,12 +109,12 @@ final class Sanctions {
 	}
 
 	/** Returns the exhaustion in force, clearing one whose reset has passed. */
-	Exhaustion exhaustion(Instant wallNow) {
-		return (this.exhaustion != null) ? exhaustionLocked(wallNow) : null;
+	Exhaustion exhaustion(long now) {
+		return (this.exhaustion != null) ? exhaustionLocked(now) : null;
 	}
 
-	private synchronized Exhaustion exhaustionLocked(Instant wallNow) {
-		if (this.exhaustion != null && this.exhaustion.until() != null && !wallNow.isBefore(this.exhaustion.until())) {
+	private synchronized Exhaustion exhaustionLocked(long now) {
+		if (this.exhaustion != null && this.exhaustion.until() != null && now >= this.exhaustion.untilNanos()) {
 			this.exhaustion = null;
 		}
 		return this.exhaustion;
@@ -91,7 +128,7 @@ final class Sanctions {
 		if (this.exhaustion == null || this.exhaustion.until() != null || now < this.exhaustion.nextProbe()) {
 			return false;
 		}
-		this.exhaustion = new Exhaustion(this.exhaustion.dimension(), this.exhaustion.reason(), null,
+		this.exhaustion = new Exhaustion(this.exhaustion.dimension(), this.exhaustion.reason(), null, Long.MAX_VALUE,
 				now + intervalNanos, this.exhaustion.since());
 		return true;
 	}
@@ -124,8 +161,8 @@ final class Sanctions {
 		}
 	}
 
-	synchronized QuotaState state(long now, Instant wallNow) {
-		if (exhaustion(wallNow) != null) {
+	synchronized QuotaState state(long now) {
+		if (exhaustion(now) != null) {
 			return QuotaState.EXHAUSTED;
 		}
 		return (penaltyEnd(now) > now) ? QuotaState.THROTTLED : QuotaState.OK;

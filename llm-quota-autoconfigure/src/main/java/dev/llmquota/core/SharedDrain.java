@@ -376,8 +376,8 @@ final class SharedDrain extends QueueBooks implements Drain {
 			waiter.readyAt(now);
 		}
 		else if (booking instanceof Booking.Exhausted exhausted) {
-			sanctionsOf(waiter, exhausted.sanctions()).exhaust(new Sanctions.Exhaustion(exhausted.dimension(),
-					exhausted.reason(), exhausted.until(), Long.MAX_VALUE, now));
+			sanctionsOf(waiter, exhausted.sanctions()).exhaust(Sanctions.Exhaustion.until(exhausted.dimension(),
+					exhausted.reason(), exhausted.until(), now, wallNow, Long.MAX_VALUE));
 			this.queue.fail(waiter,
 					exhaustedException(waiter, exhausted.dimension(), exhausted.reason(), exhausted.until()), after);
 		}

@@ -1,7 +1,5 @@
 package dev.llmquota.core;
 
-import java.time.Instant;
-
 /**
  * What the processes sharing a store hold a pool (or an account) under now: a provider's
  * penalty one of them heard, a spent quota one of them heard. It is what holds or refuses
@@ -11,9 +9,9 @@ import java.time.Instant;
  * @param penaltyNanos how long the penalty lasts from now, 0 if none
  * @param exhausted whether a spent quota is in force
  * @param reason what the provider said of it, or {@code null}
- * @param until when it comes back, or {@code null} if unknown
+ * @param resetNanos how long until it comes back, from now, or -1 if unknown
  */
-public record SharedHold(Dimension penalized, long penaltyNanos, boolean exhausted, String reason, Instant until) {
+public record SharedHold(Dimension penalized, long penaltyNanos, boolean exhausted, String reason, long resetNanos) {
 
 	/**
 	 * Returns the state this hold puts a pool in.

@@ -99,10 +99,15 @@ public final class LocalQuotaStore implements QuotaStore {
 			}
 			long start = now + wait;
 			Charge[] taken = charges.toArray(new Charge[0]);
+			// when the call counts as booked: a day counter that a wall clock stepped
+			// back finds ahead of it charges its own day, where the refund must go too
+			Instant bookedAt = wallNow;
 			for (int i = 0; i < charges.size(); i++) {
 				Charge charge = charges.get(i);
 				if (buckets[i] instanceof DayCounter counter) {
 					counter.add(charge.units(), wallNow);
+					Instant counted = counter.countedSince();
+					bookedAt = counted.isAfter(bookedAt) ? counted : bookedAt;
 				}
 				else {
 					// Each bucket is charged when it allows the call, not at the call's
@@ -118,7 +123,7 @@ public final class LocalQuotaStore implements QuotaStore {
 					taken[i] = charge.at(at);
 				}
 			}
-			return new Booking.Booked(start, wallNow, List.of(taken));
+			return new Booking.Booked(start, bookedAt, List.of(taken));
 		}
 		finally {
 			this.lock.unlock();

@@ -161,9 +161,10 @@ final class QuotaScript {
 					(number(reply, 3) - redisNow) * NANOS_PER_MICRO);
 		}
 		String dimension = string(reply, 3);
-		String until = string(reply, 5);
+		String left = string(reply, 5);
+		// the reset, a wait on Redis's clock, taken as one on this process's
 		return new Booking.Exhausted(hold, dimension.isEmpty() ? null : Dimension.fromId(dimension), string(reply, 4),
-				until.isEmpty() ? null : Instant.ofEpochMilli(Long.parseLong(until)));
+				left.isEmpty() ? null : wallNow.plusMillis(Long.parseLong(left)));
 	}
 
 	/**
@@ -313,11 +314,11 @@ final class QuotaScript {
 				List.of("penalize", time, dimension.id(), Long.toString(Math.max(0, waitNanos) / NANOS_PER_MICRO)));
 	}
 
-	static Call exhaust(String hold, Dimension dimension, String reason, Instant until, long probeIntervalNanos,
+	static Call exhaust(String hold, Dimension dimension, String reason, Duration wait, long probeIntervalNanos,
 			String time) {
 		return new Call(List.of(hold),
 				List.of("exhaust", time, (dimension != null) ? dimension.id() : "", (reason != null) ? reason : "",
-						(until != null) ? Long.toString(until.toEpochMilli()) : "",
+						(wait != null) ? Long.toString(Math.max(0, wait.toMillis())) : "",
 						Long.toString(probeIntervalNanos / NANOS_PER_MICRO)));
 	}
 
@@ -335,10 +336,10 @@ final class QuotaScript {
 		long penaltyEnd = number(reply, 2);
 		String dimension = string(reply, 3);
 		boolean exhausted = "1".equals(string(reply, 4));
-		String until = string(reply, 6);
+		String left = string(reply, 6);
 		return new SharedHold(dimension.isEmpty() ? null : Dimension.fromId(dimension),
 				Math.max(0, penaltyEnd - redisNow) * NANOS_PER_MICRO, exhausted, exhausted ? string(reply, 5) : null,
-				until.isEmpty() ? null : Instant.ofEpochMilli(Long.parseLong(until)));
+				left.isEmpty() ? -1 : Long.parseLong(left) * 1_000_000);
 	}
 
 	static Call publishLimit(String key, String field, long limit, String time) {

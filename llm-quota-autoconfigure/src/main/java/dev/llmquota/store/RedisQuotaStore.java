@@ -358,8 +358,8 @@ public final class RedisQuotaStore implements QuotaStore {
 	}
 
 	@Override
-	public void exhaust(String hold, Dimension dimension, String reason, Instant until, long probeIntervalNanos) {
-		sendIfUp(QuotaScript.exhaust(hold, dimension, reason, until, probeIntervalNanos, this.redis.time()));
+	public void exhaust(String hold, Dimension dimension, String reason, Duration wait, long probeIntervalNanos) {
+		sendIfUp(QuotaScript.exhaust(hold, dimension, reason, wait, probeIntervalNanos, this.redis.time()));
 	}
 
 	@Override

@@ -32,7 +32,8 @@
 -- Limits changed at run time are one hash per provider entry, with a version `v`.
 --
 -- Holds are hashes: `p:<dimension>` = end of a rate-limit penalty; `xd`, `xr`, `xu`, `xs`,
--- `xp`, `xi` = an exhausted quota's dimension, reason, reset (epoch ms, '' if unknown),
+-- `xp`, `xi` = an exhausted quota's dimension, reason, reset (ms on the script's clock, ''
+-- if unknown),
 -- start, next probe time and probe interval.
 
 local MINUTE = 60000000
@@ -372,6 +373,15 @@ local function read_hold(key)
   return h
 end
 
+-- how long until an exhaustion's reset, in ms from now ('' if unknown): replicas take it
+-- as a wait on their own clocks, never as a time on Redis's
+local function reset_left(xu)
+  if xu == nil or xu == '' then
+    return ''
+  end
+  return fmt(math.max(0, tonumber(xu) - math.floor(now / 1000)))
+end
+
 -- a hold outlives any penalty; an exhaustion nobody clears is forgotten after a week,
 -- or when its reset has passed if that is later (a monthly quota)
 local function touch_hold(key)
@@ -397,7 +407,7 @@ end
 -- that it waited.
 -- Replies {1, now, index, wait, day} refused by the key at index
 -- (day: a daily counter's stored day, else -1); {2, now, index, penalty end, dimension}
--- held by a penalty; {3, now, index, dimension, reason, reset, since} exhausted. A
+-- held by a penalty; {3, now, index, dimension, reason, ms until reset, since} exhausted. A
 -- booking replies {0, now, start, probe (1 or 0), then per bucket two values: a rate
 -- bucket's level and the microseconds from now of its time, or a daily counter's units
 -- used and -1}.
@@ -431,7 +441,7 @@ local function book()
         probe = key
         probe_interval = tonumber(h.xi)
       elseif probe == 0 or h.xu ~= '' then
-        return { 3, now, nb + ns + i, h.xd, h.xr, h.xu, h.xs }
+        return { 3, now, nb + ns + i, h.xd, h.xr, reset_left(h.xu), h.xs }
       end
     end
     if h.penalty > start then
@@ -689,22 +699,27 @@ local function penalize()
   return { 0, now }
 end
 
--- exhaust: ARGV[3] dimension ('' if none), ARGV[4] reason, ARGV[5] reset in epoch ms
--- ('' if unknown), ARGV[6] probe interval in microseconds.
+-- exhaust: ARGV[3] dimension ('' if none), ARGV[4] reason, ARGV[5] the wait until its reset
+-- in ms ('' if unknown), ARGV[6] probe interval in microseconds. The reset is kept on this
+-- script's clock: a replica's wall clock, stepped or skewed, moves it nowhere.
 local function exhaust()
-  redis.call('HSET', KEYS[1], 'xd', ARGV[3], 'xr', ARGV[4], 'xu', ARGV[5], 'xs', fmt(now), 'xp',
+  local reset = ''
+  if ARGV[5] ~= '' then
+    reset = fmt(math.floor(now / 1000) + tonumber(ARGV[5]))
+  end
+  redis.call('HSET', KEYS[1], 'xd', ARGV[3], 'xr', ARGV[4], 'xu', reset, 'xs', fmt(now), 'xp',
     fmt(now + tonumber(ARGV[6])), 'xi', ARGV[6])
   touch_hold(KEYS[1])
   return { 0, now }
 end
 
 -- held: replies {0, now, the penalty in force's end in microseconds ('0' if none), its
--- dimension, '1' if a spent quota is in force else '0', its reason, its reset in epoch ms
+-- dimension, '1' if a spent quota is in force else '0', its reason, the ms until its reset
 -- ('' if unknown)}.
 local function held()
   local h = read_hold(KEYS[1])
   if h.xr then
-    return { 0, now, fmt(h.penalty), h.dimension, '1', h.xr, h.xu or '' }
+    return { 0, now, fmt(h.penalty), h.dimension, '1', h.xr, reset_left(h.xu) }
   end
   return { 0, now, fmt(h.penalty), h.dimension, '0', '', '' }
 end

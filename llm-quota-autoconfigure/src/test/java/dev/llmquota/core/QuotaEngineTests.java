@@ -491,6 +491,57 @@ class QuotaEngineTests {
 		assertThat(engine.snapshot(pool).buckets().get(0).remaining()).isEqualTo(1_000_000 - 13_000);
 	}
 
+	/**
+	 * A call booked while the wall clock, stepped back, read the day before the one the
+	 * day counter had opened: the counter charged its day, so the refund of what the call
+	 * did not use goes there too, not dropped as a refund of a day gone.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aRefundOfACallBookedWhileTheWallClockReadTheDayBeforeIsGiven(TestStores.Kind store) {
+		ManualClock clock = new ManualClock(Instant.parse("2026-12-01T00:00:05Z"));
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
+			.account(limits(Dimension.BUDGET_PER_DAY, 1_000_000))
+			.model("gpt-4o", limits())
+			.engine(this.stores.open(store, clock), clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		// the day counter opens on 2026-12-01
+		acquire(engine, pool, new Demand(100, 0)).permit().complete(new Usage(100, 0, 0));
+		clock.jumpWall(Duration.ofSeconds(-10));
+		// reserves 1,000 x 10 + 20,000 x 30 = 610,000 millionths, charged to 2026-12-01
+		Calls.Call call = acquire(engine, pool, new Demand(1_000, 20_000));
+		assertThat(call.admitted()).isTrue();
+		clock.advance(Duration.ofSeconds(20));
+		// the call cost 1,000 x 10 + 100 x 30 = 13,000 millionths
+		call.permit().complete(new Usage(1_000, 0, 100));
+		engine.awaitQuiet();
+		assertThat(engine.snapshot(pool).buckets().get(0).remaining()).isEqualTo(1_000_000 - 1_000 - 13_000);
+	}
+
+	/**
+	 * A spent quota the provider says is back in an hour ends after an hour, however the
+	 * wall clock stepped meanwhile (an NTP step back of an hour held every call for two).
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aSpentQuotaWithARelativeWaitEndsWhenTheWaitHasPassedThoughTheWallClockSteppedBack(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(REQUESTS_PER_MINUTE, 600))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		// what RefusalHandling does with a wait of the exhausted threshold or more
+		engine.exhaust(pool, false, null, "retry after 3600 seconds", this.clock.instant().plus(Duration.ofHours(1)));
+		this.clock.advance(Duration.ofMinutes(1));
+		this.clock.jumpWall(Duration.ofHours(-1));
+		this.clock.advance(Duration.ofMinutes(60));
+		Calls.Call call = acquire(engine, pool, new Demand(1, 1));
+		assertThat(call.error()).as("the provider's hour has passed").isNull();
+		assertThat(call.admitted()).isTrue();
+	}
+
 	@Test
 	void theCallsInFlightAreCountedThroughReleasesInAnyOrder() {
 		QuotaEngine engine = TestConfigs.provider()

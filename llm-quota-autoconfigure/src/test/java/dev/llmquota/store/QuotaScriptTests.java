@@ -179,7 +179,8 @@ class QuotaScriptTests {
 		BucketSpec bucket = rate("requests", 60, 10);
 		String hold = this.prefix + "pool:m:hold";
 		Instant reset = this.wall.plusSeconds(3600);
-		run(QuotaScript.exhaust(hold, Dimension.TOKENS_PER_DAY, "daily tokens", reset, 60 * SECOND * 1000, time()));
+		run(QuotaScript.exhaust(hold, Dimension.TOKENS_PER_DAY, "daily tokens", Duration.ofHours(1), 60 * SECOND * 1000,
+				time()));
 		BookingRequest request = new BookingRequest(List.of(new Charge(bucket, 1)), List.of(), List.of(hold), null);
 		assertThat(book(request, -1))
 			.isEqualTo(new Booking.Exhausted(hold, Dimension.TOKENS_PER_DAY, "daily tokens", reset));
@@ -217,8 +218,8 @@ class QuotaScriptTests {
 	@Test
 	void anExhaustionWithAResetBeyondAWeekIsKeptUntilThen() {
 		String hold = this.prefix + "pool:m:hold";
-		Instant reset = this.wall.plus(Duration.ofDays(20));
-		run(QuotaScript.exhaust(hold, Dimension.BUDGET_PER_MONTH, "monthly budget", reset, 60 * SECOND * 1000, time()));
+		run(QuotaScript.exhaust(hold, Dimension.BUDGET_PER_MONTH, "monthly budget", Duration.ofDays(20),
+				60 * SECOND * 1000, time()));
 		// kept a minute beyond its reset
 		assertThat(redis.getExpire(hold).block(Duration.ofSeconds(5))).isBetween(Duration.ofDays(20),
 				Duration.ofDays(20).plusMinutes(1));
@@ -227,7 +228,7 @@ class QuotaScriptTests {
 				Duration.ofDays(20).plusMinutes(1));
 		// one whose reset is sooner than a week: a week, as every hold
 		String daily = this.prefix + "pool:d:hold";
-		run(QuotaScript.exhaust(daily, Dimension.TOKENS_PER_DAY, "daily tokens", this.wall.plusSeconds(3600),
+		run(QuotaScript.exhaust(daily, Dimension.TOKENS_PER_DAY, "daily tokens", Duration.ofHours(1),
 				60 * SECOND * 1000, time()));
 		assertThat(redis.getExpire(daily).block(Duration.ofSeconds(5))).isBetween(Duration.ofDays(7).minusMinutes(1),
 				Duration.ofDays(7));

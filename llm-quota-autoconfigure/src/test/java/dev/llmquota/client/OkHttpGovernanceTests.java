@@ -1,17 +1,20 @@
 package dev.llmquota.client;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.google.genai.types.HttpRetryOptions;
+import dev.llmquota.LlmQuota;
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.client.okhttp.LlmQuotaOkHttpInterceptor;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.Dimension;
+import dev.llmquota.core.Priority;
 import dev.llmquota.core.QuotaPermit;
 import dev.llmquota.test.simulator.RequestRecord;
 import okhttp3.Call;
@@ -34,6 +37,7 @@ import org.springframework.ai.openai.http.okhttp.SpringAiOpenAiHttpClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -213,6 +217,41 @@ class OkHttpGovernanceTests {
 			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
 			assertThat(provider.simulator.requestLog().records()).isEmpty();
 			assertThat(tokensRemaining(provider)).as("the call cancelled while it waited").isEqualTo(full);
+		}
+	}
+
+	/**
+	 * A call OkHttp enqueues runs on its dispatcher's thread, where no scope reaches: it
+	 * carries what its client's interceptor is bound to, and a scope still wins on a call
+	 * executed on its caller's thread.
+	 */
+	@Test
+	void anEnqueuedCallCarriesWhatItsInterceptorIsBoundTo() throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI, (sim) -> {
+		})) {
+			LlmQuotaOkHttpInterceptor bound = provider.app.context()
+				.getBean(LlmQuotaOkHttpInterceptor.class)
+				.with(LlmQuota.PRIORITY, Priority.BATCH);
+			OkHttpClient client = new OkHttpClient.Builder().addInterceptor(bound).build();
+			try (Response answer = OkHttpCalls.enqueue(client.newCall(request(provider, 10, false, "Hi.")))
+				.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)) {
+				assertThat(answer.code()).isEqualTo(200);
+			}
+			try (Response answer = LlmQuota.with(LlmQuota.PRIORITY, Priority.INTERACTIVE).get(() -> {
+				try {
+					return client.newCall(request(provider, 10, false, "Hi.")).execute();
+				}
+				catch (IOException ex) {
+					throw new UncheckedIOException(ex);
+				}
+			})) {
+				assertThat(answer.code()).isEqualTo(200);
+			}
+			assertThat(provider.pool().stats().waits(Priority.BATCH).admitted()).as("admitted as BATCH").isOne();
+			assertThat(provider.pool().stats().waits(Priority.INTERACTIVE).admitted()).as("admitted as INTERACTIVE")
+				.isOne();
+			assertThatIllegalArgumentException().isThrownBy(() -> bound.with(LlmQuota.PROVIDER, "nowhere"))
+				.withMessageContaining("'nowhere'");
 		}
 	}
 

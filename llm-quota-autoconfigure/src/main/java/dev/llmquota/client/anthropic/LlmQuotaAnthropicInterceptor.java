@@ -6,9 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -26,6 +24,7 @@ import com.anthropic.core.http.HttpResponse;
 import com.anthropic.core.http.Interceptor;
 import dev.llmquota.LlmQuota;
 import dev.llmquota.client.BlockingExchange;
+import dev.llmquota.client.BoundAttributes;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.Credentials;
 import dev.llmquota.client.FollowingInputStream;
@@ -62,17 +61,17 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 	private final LlmQuotaCalls calls;
 
 	/** What the client's calls carry where their scope does not say. */
-	private final Map<String, Object> bound;
+	private final BoundAttributes bound;
 
 	/**
 	 * Creates the interceptor.
 	 * @param calls the call support
 	 */
 	public LlmQuotaAnthropicInterceptor(LlmQuotaCalls calls) {
-		this(calls, Map.of());
+		this(calls, BoundAttributes.NONE);
 	}
 
-	private LlmQuotaAnthropicInterceptor(LlmQuotaCalls calls, Map<String, Object> bound) {
+	private LlmQuotaAnthropicInterceptor(LlmQuotaCalls calls, BoundAttributes bound) {
 		this.calls = calls;
 		this.bound = bound;
 	}
@@ -92,33 +91,12 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 	 * entry
 	 */
 	public LlmQuotaAnthropicInterceptor with(String attribute, Object value) {
-		if (value == null) {
-			throw new IllegalArgumentException("The value of " + attribute + " must not be null");
-		}
-		if (LlmQuota.PROVIDER.equals(attribute)
-				&& !this.calls.engine().config().providers().containsKey(value.toString())) {
-			throw new IllegalArgumentException("No provider entry '" + value + "' (llm.quota.providers." + value
-					+ "); the entries are " + this.calls.engine().config().providers().keySet());
-		}
-		Map<String, Object> bound = new HashMap<>(this.bound);
-		bound.put(attribute, value);
-		return new LlmQuotaAnthropicInterceptor(this.calls, Map.copyOf(bound));
+		return new LlmQuotaAnthropicInterceptor(this.calls, this.bound.with(this.calls, attribute, value));
 	}
 
 	@Override
 	public HttpClient intercept(HttpClient client) {
 		return new Governed(client);
-	}
-
-	/** A call's attributes: its scope's, then what the interceptor binds. */
-	private Function<String, Object> attributes(Function<String, Object> scope) {
-		if (this.bound.isEmpty()) {
-			return scope;
-		}
-		return (name) -> {
-			Object value = scope.apply(name);
-			return (value != null) ? value : this.bound.get(name);
-		};
 	}
 
 	/** The SDK's HTTP client, with each attempt governed. */
@@ -132,7 +110,7 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 
 		@Override
 		public HttpResponse execute(HttpRequest request, RequestOptions options) {
-			return execute(request, options, null, attributes(LlmQuota::current));
+			return execute(request, options, null, LlmQuotaAnthropicInterceptor.this.bound.under(LlmQuota::current));
 		}
 
 		/**
@@ -173,7 +151,8 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 			// the scope of the thread that calls this, read here: the call goes on
 			// another thread (the SDK's async services call from a pool thread of
 			// theirs, where only what the interceptor binds reaches)
-			Function<String, Object> scope = attributes(LlmQuota.currentScope()::get);
+			Function<String, Object> scope = LlmQuotaAnthropicInterceptor.this.bound
+				.under(LlmQuota.currentScope()::get);
 			if (entry(request, uri(request), scope) == null) {
 				return this.client.executeAsync(request, options);
 			}

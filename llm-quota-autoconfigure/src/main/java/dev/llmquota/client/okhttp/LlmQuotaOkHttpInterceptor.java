@@ -12,6 +12,7 @@ import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.RateLimitedException;
 import dev.llmquota.UnroutableCallException;
 import dev.llmquota.client.BlockingExchange;
+import dev.llmquota.client.BoundAttributes;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.GovernedCall;
 import dev.llmquota.client.LlmQuotaCalls;
@@ -57,19 +58,44 @@ public final class LlmQuotaOkHttpInterceptor implements Interceptor {
 
 	private final LlmQuotaCalls calls;
 
+	/** What the client's calls carry where their scope does not say. */
+	private final BoundAttributes bound;
+
 	/**
 	 * Creates the interceptor.
 	 * @param calls the calls facade
 	 */
 	public LlmQuotaOkHttpInterceptor(LlmQuotaCalls calls) {
+		this(calls, BoundAttributes.NONE);
+	}
+
+	private LlmQuotaOkHttpInterceptor(LlmQuotaCalls calls, BoundAttributes bound) {
 		this.calls = calls;
+		this.bound = bound;
+	}
+
+	/**
+	 * Returns an interceptor whose client's calls all carry an attribute, where a
+	 * {@link LlmQuota#with} scope on the calling thread does not set it: the way to give
+	 * one the calls OkHttp itself enqueues (an SDK's asynchronous client), which it runs
+	 * on a dispatcher thread, where no scope reaches.
+	 * @param attribute {@link LlmQuota#PROVIDER}, {@link LlmQuota#PRIORITY},
+	 * {@link LlmQuota#MODEL} or {@link LlmQuota#MAX_WAIT}
+	 * @param value its value
+	 * @return a new interceptor, this one unchanged
+	 * @throws IllegalArgumentException if the value is {@code null}, or names no provider
+	 * entry
+	 */
+	public LlmQuotaOkHttpInterceptor with(String attribute, Object value) {
+		return new LlmQuotaOkHttpInterceptor(this.calls, this.bound.with(this.calls, attribute, value));
 	}
 
 	@Override
 	public Response intercept(Chain chain) throws IOException {
 		Request request = chain.request();
-		// no attributes on an SDK's requests: a scope on the calling thread steers them
-		Function<String, Object> attributes = LlmQuota::current;
+		// no attributes on an SDK's requests: a scope on the calling thread steers them,
+		// then what this interceptor is bound to
+		Function<String, Object> attributes = this.bound.under(LlmQuota::current);
 		try {
 			ProviderEntry entry = this.calls.entry(request.method(), request.url().uri(), request::header, attributes);
 			RequestBody original = request.body();

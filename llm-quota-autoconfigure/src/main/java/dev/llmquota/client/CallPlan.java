@@ -7,6 +7,7 @@ import dev.llmquota.core.Demand;
 import dev.llmquota.core.Mode;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.Priority;
+import dev.llmquota.provider.Dialect;
 import dev.llmquota.provider.Framing;
 import dev.llmquota.tokens.TokenEstimator;
 
@@ -34,6 +35,14 @@ import dev.llmquota.tokens.TokenEstimator;
 public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEstimate, TokenEstimator estimator,
 		boolean generates, boolean streaming, boolean refusesInStream, Framing framing, byte[] body, Priority priority,
 		Duration maxWait, URI uri, RouteCall route) {
+
+	/**
+	 * Returns the dialect the call speaks: its entry's, at the call's path.
+	 * @return the dialect
+	 */
+	public Dialect dialect() {
+		return this.entry.dialect().at(this.uri.getRawPath());
+	}
 
 	/** The same plan, as an attempt of a route call. */
 	CallPlan on(RouteCall call) {

@@ -45,7 +45,7 @@ public final class GovernedCall {
 		this.engine = engine;
 		this.plan = plan;
 		this.permit = permit;
-		this.reader = new ResponseReader(plan.entry().dialect(), plan.framing());
+		this.reader = new ResponseReader(plan.dialect(), plan.framing());
 	}
 
 	/**
@@ -74,17 +74,17 @@ public final class GovernedCall {
 		this.status = status;
 		Framing framing = framing(headers.get("Content-Type"), this.plan.framing());
 		if (framing != this.plan.framing()) {
-			this.reader = new ResponseReader(this.plan.entry().dialect(), framing);
+			this.reader = new ResponseReader(this.plan.dialect(), framing);
 		}
 		this.reader.encoded(headers.get("Content-Encoding"));
 		if (successful()) {
-			this.plan.entry().dialect().readHeaders(headers, this.reader.usage());
+			this.plan.dialect().readHeaders(headers, this.reader.usage());
 		}
 		if (successful()) {
 			// a call that succeeds ends any exhaustion: a probe found the quota back
 			this.engine.succeeded(this.permit);
 		}
-		List<ServerLimit> reports = this.plan.entry().dialect().rateLimits(headers, this.engine.clock().instant());
+		List<ServerLimit> reports = this.plan.dialect().rateLimits(headers, this.engine.clock().instant());
 		if (this.status >= 400) {
 			// a refusal's headers count nothing of the call they refused: they correct
 			// the books once its reservation is back, not before (it would come back on
@@ -130,7 +130,7 @@ public final class GovernedCall {
 			Usage reported = usage.usage(this.plan.demand().inputTokens(), this.plan.generates());
 			if (reported != null && reported.outputTokens() > believable(this.plan.demand().outputCeiling())) {
 				LogOnce.warn("output beyond belief",
-						"A " + this.plan.entry().dialect().id().id() + " answer reported " + reported.outputTokens()
+						"A " + this.plan.dialect().id().id() + " answer reported " + reported.outputTokens()
 								+ " output tokens for a call whose ceiling was " + this.plan.demand().outputCeiling()
 								+ "; llm-quota does not believe it and keeps the call's reservation");
 				return;
@@ -291,7 +291,7 @@ public final class GovernedCall {
 		if (usage.refusal() == null || this.plan.pool().spec().mode() == Mode.OFF) {
 			return;
 		}
-		Answer refusal = this.plan.entry().dialect().refusal(usage.refusal(), this.engine.clock().instant());
+		Answer refusal = this.plan.dialect().refusal(usage.refusal(), this.engine.clock().instant());
 		if (refusal == null) {
 			return;
 		}

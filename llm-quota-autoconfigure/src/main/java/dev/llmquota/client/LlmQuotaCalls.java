@@ -243,7 +243,7 @@ public final class LlmQuotaCalls {
 	 */
 	public StreamHead head(CallPlan plan, int status) {
 		boolean held = status == 200 && plan.refusesInStream() && plan.pool().spec().mode() == Mode.ENFORCE;
-		return held ? new StreamHead(plan.entry().dialect(), this.engine.clock().instant()) : null;
+		return held ? new StreamHead(plan.dialect(), this.engine.clock().instant()) : null;
 	}
 
 	/**
@@ -382,7 +382,7 @@ public final class LlmQuotaCalls {
 	 * @return the plan
 	 */
 	public CallPlan plan(ProviderEntry entry, URI uri, byte[] body, Function<String, Object> attributes) {
-		Dialect dialect = entry.dialect();
+		Dialect dialect = entry.dialect().at(uri.getRawPath());
 		ParsedRequest request = parse(dialect, body);
 		if (entry.route() != null) {
 			RouteCall call = new RouteCall(entry.route(), this::plan, request, body, uri, attributes);
@@ -393,7 +393,7 @@ public final class LlmQuotaCalls {
 
 	private CallPlan plan(ProviderEntry entry, ParsedRequest request, URI uri, byte[] body,
 			Function<String, Object> attributes) {
-		Dialect dialect = entry.dialect();
+		Dialect dialect = entry.dialect().at(uri.getRawPath());
 		try {
 			return plan(entry, dialect, request, uri, body, attributes);
 		}

@@ -56,12 +56,12 @@ final class RefusalHandling {
 		Instant now = this.engine.clock().instant();
 		Answer answer;
 		try {
-			answer = plan.entry().dialect().classify(status, headers, parseQuietly(body), now);
+			answer = plan.dialect().classify(status, headers, parseQuietly(body), now);
 		}
 		catch (RuntimeException ex) {
-			LogOnce.warn(plan.entry().dialect().id().id() + ": unreadable refusal", "llm-quota could not read a "
-					+ status + " answer (" + ex.getMessage() + "); it is treated by its status");
-			answer = plan.entry().dialect().classify(status, headers, null, now);
+			LogOnce.warn(plan.dialect().id().id() + ": unreadable refusal", "llm-quota could not read a " + status
+					+ " answer (" + ex.getMessage() + "); it is treated by its status");
+			answer = plan.dialect().classify(status, headers, null, now);
 		}
 		return answered(call, answer, status, headers, attempt, deadline);
 	}
@@ -116,7 +116,7 @@ final class RefusalHandling {
 				}
 				logger.warn("Provider '" + pool.provider() + "' rate-limited model '" + pool.model() + "' on "
 						+ ((dimension != null) ? dimension : "an unknown dimension") + ", wait " + DurationText.of(wait)
-						+ "; headers: " + plan.entry().dialect().rateLimits(headers, now));
+						+ "; headers: " + plan.dialect().rateLimits(headers, now));
 				if (!answer.retryAllowed()) {
 					return Outcome.pass();
 				}

@@ -193,8 +193,9 @@ final class AnthropicDialect implements Dialect {
 		Long uncached = usage.count(counts, "input_tokens");
 		Long written = usage.count(counts, "cache_creation_input_tokens");
 		Long read = usage.count(counts, "cache_read_input_tokens");
-		// input_tokens counts only what follows the last cache breakpoint
-		usage.input(Json.sum(uncached, written, read), read, written);
+		// input_tokens counts only what follows the last cache breakpoint; a
+		// message_delta may carry some of the parts only
+		usage.inputParts(uncached, read, written);
 	}
 
 	/**

@@ -25,6 +25,17 @@ public interface Dialect {
 	DialectId id();
 
 	/**
+	 * Returns the dialect a call to a path of this provider speaks: this one, or where
+	 * the provider serves another API beside its own (Ollama's OpenAI-compatible one
+	 * under {@code /v1/}), that API's, whose requests, answers and usage it reads.
+	 * @param path the call's raw path, or {@code null}
+	 * @return the dialect
+	 */
+	default Dialect at(String path) {
+		return this;
+	}
+
+	/**
 	 * Returns the model a call names, in its path or body.
 	 * @param uri the call's URL
 	 * @param body the request body, or {@code null} if it is not JSON

@@ -66,6 +66,16 @@ final class OllamaDialect implements Dialect {
 		return !PathSegments.endsWith(path, NO_MODEL) && !path.contains("/api/blobs/");
 	}
 
+	/**
+	 * Ollama serves OpenAI's API under {@code /v1/} on the same port (Spring AI's OpenAI
+	 * model pointed at Ollama calls it): OpenAI's request fields, its SSE streams and its
+	 * {@code usage}, which Ollama's own reading would not find.
+	 */
+	@Override
+	public Dialect at(String path) {
+		return (path != null && path.contains("/v1/")) ? OpenAiDialect.INSTANCE : this;
+	}
+
 	@Override
 	public RequestShape requestShape() {
 		return SHAPE;

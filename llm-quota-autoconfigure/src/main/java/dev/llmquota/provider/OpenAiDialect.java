@@ -178,7 +178,11 @@ class OpenAiDialect implements Dialect {
 		}
 		JsonNode choices = Json.at(event, "choices");
 		if (choices != null && choices.isArray()) {
-			choices.values().forEach((choice) -> streamed(Json.at(choice, "delta"), usage));
+			choices.values().forEach((choice) -> {
+				streamed(Json.at(choice, "delta"), usage);
+				// the legacy Completions API streams its text in the choice itself
+				usage.outputText(Json.text(choice, "text"));
+			});
 		}
 		String type = Json.text(event, "type");
 		if (type != null && STREAMED_DELTAS.contains(type)) {
@@ -236,6 +240,10 @@ class OpenAiDialect implements Dialect {
 		}
 		usage.outputText(Json.text(delta, "content"));
 		usage.outputText(Json.text(delta, "refusal"));
+		// reasoning some OpenAI-compatible servers stream as text (DeepSeek and vLLM in
+		// reasoning_content; Ollama and OpenRouter in reasoning), billed as output
+		usage.outputText(Json.text(delta, "reasoning_content"));
+		usage.outputText(Json.text(delta, "reasoning"));
 		usage.outputText(Json.text(delta, "function_call", "arguments"));
 		JsonNode calls = Json.at(delta, "tool_calls");
 		if (calls != null && calls.isArray()) {

@@ -58,6 +58,38 @@ public final class UsageAccumulator {
 	}
 
 	/**
+	 * Takes cumulative input counts reported in parts (uncached, read from the cache,
+	 * written to it), as Anthropic's stream does: a part an event leaves out keeps what
+	 * an earlier event said, and a part never goes below it (a count that only grows; a
+	 * proxy's zeros do not wipe out what the stream's start reported).
+	 * @param uncached the uncached input, or {@code null}
+	 * @param read the input read from the cache, or {@code null}
+	 * @param written the input written to the cache, or {@code null}
+	 */
+	void inputParts(Long uncached, Long read, Long written) {
+		// every part checked (an implausible one is flagged), then none reported: nothing
+		// new
+		if (!(plausible(uncached) | plausible(read) | plausible(written))) {
+			return;
+		}
+		Long earlierUncached = (this.inputTokens != null)
+				? Math.max(0, this.inputTokens - zero(this.cachedInputTokens) - zero(this.cacheWriteInputTokens))
+				: null;
+		Long allUncached = Json.max(earlierUncached, believed(uncached));
+		Long allRead = Json.max(this.cachedInputTokens, believed(read));
+		Long allWritten = Json.max(this.cacheWriteInputTokens, believed(written));
+		input(Json.sum(allUncached, allWritten, allRead), allRead, allWritten);
+	}
+
+	private static long zero(Long count) {
+		return (count != null) ? count : 0;
+	}
+
+	private static Long believed(Long count) {
+		return (count != null && count <= MOST_TOKENS) ? count : null;
+	}
+
+	/**
 	 * Sets the output tokens when reported (a cumulative count replaces the last one).
 	 */
 	void output(Long tokens) {

@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 
 import dev.llmquota.core.Dimension;
 import dev.llmquota.core.ServerLimit;
+import dev.llmquota.core.kernel.Arith;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -89,18 +90,40 @@ final class AnthropicDialect implements Dialect {
 		// written as it was admitted) says nothing of what is left now; its limit still
 		// holds. Both instants are the provider's clock, to the second (a bucket full
 		// again within the second reads reset = Date), so no skew enters.
-		// The Date is parsed only when a reset is not ahead of this clock: a fresh
-		// report's is, on every answer but those of a long call.
-		boolean anyPast = false;
+		// A report written earlier with its reset still ahead (a long call admitted when
+		// the bucket was low) under-states what is left: the bucket refills
+		// continuously, full at its reset, so the answer's Date and the reset tell the
+		// least it holds then, which the remaining is raised to (a fresh report says
+		// at least that already).
+		boolean correctable = false;
 		for (ServerLimit limit : limits) {
-			anyPast |= limit.reset() != null && !limit.reset().isAfter(now);
+			correctable |= limit.reset() != null && limit.remaining() != null;
 		}
-		Instant sent = anyPast ? Durations.httpDate(headers.get("date")) : null;
+		Instant sent = correctable ? Durations.httpDate(headers.get("date")) : null;
 		if (sent != null) {
-			limits.replaceAll((limit) -> (limit.reset() != null && limit.reset().plusSeconds(1).isBefore(sent))
-					? new ServerLimit(limit.dimension(), limit.limit(), null, limit.reset()) : limit);
+			limits.replaceAll((limit) -> asOf(limit, sent));
 		}
 		return limits;
+	}
+
+	/** A report as of the answer's Date. */
+	private static ServerLimit asOf(ServerLimit limit, Instant sent) {
+		if (limit.reset() == null || limit.remaining() == null) {
+			return limit;
+		}
+		if (limit.reset().plusSeconds(1).isBefore(sent)) {
+			// full again well before the answer was sent: what is left now is unknown
+			return new ServerLimit(limit.dimension(), limit.limit(), null, limit.reset());
+		}
+		if (limit.limit() == null) {
+			return limit;
+		}
+		// the least the bucket holds at the Date: each instant given to the second, so a
+		// second more to refill is counted against it
+		long toFullMillis = Math.min(60_000, Math.max(0, limit.reset().toEpochMilli() - sent.toEpochMilli()) + 1_000);
+		long least = limit.limit() - Arith.mulDivCeil(limit.limit(), toFullMillis, 60_000);
+		return (limit.remaining() < least) ? new ServerLimit(limit.dimension(), limit.limit(), least, limit.reset())
+				: limit;
 	}
 
 	private static void read(List<ServerLimit> limits, HeaderLookup headers, Dimension dimension, String name,

@@ -33,6 +33,12 @@ final class RateLimitHeaders {
 	 */
 	static final long LEAST_TOKEN_LIMIT = 1_000;
 
+	/**
+	 * The furthest a requests-per-minute bucket's reset is believed: a minute, and half a
+	 * minute more for the clocks of the provider and this process.
+	 */
+	static final Duration LONGEST_MINUTE_RESET = Duration.ofSeconds(90);
+
 	static void read(List<ServerLimit> into, HeaderLookup headers, Dimension dimension, String limit, String remaining,
 			String reset, BiFunction<String, Instant, Instant> resetGrammar, Instant now) {
 		Long limitValue = count(headers.get(limit));
@@ -45,6 +51,18 @@ final class RateLimitHeaders {
 		Long remainingValue = count(headers.get(remaining));
 		String resetText = headers.get(reset);
 		Instant resetValue = (resetText != null) ? resetGrammar.apply(resetText, now) : null;
+		if (resetValue != null && dimension == Dimension.REQUESTS_PER_MINUTE
+				&& resetValue.isAfter(now.plus(LONGEST_MINUTE_RESET))) {
+			// a minute's requests are all back within the minute (a token bucket may be
+			// in debt for minutes, from reserved output: OpenAI's "6m0s"; requests
+			// are not): a report further off counts another window (Groq's request
+			// headers count a day)
+			LogOnce.warn("not a minute " + limit,
+					"llm-quota did not read " + limit + " and " + remaining + " as a " + dimension.id()
+							+ " limit: their reset, " + resetText + ", is further off than a minute's window can be"
+							+ " (a per-day limit under the same names); set the entry's limits for it");
+			return;
+		}
 		if (limitValue != null || remainingValue != null || resetValue != null) {
 			into.add(new ServerLimit(dimension, limitValue, remainingValue, resetValue));
 		}

@@ -97,6 +97,67 @@ class HeaderCorrectionTests {
 			.containsEntry(REQUESTS_PER_MINUTE, 1_000L);
 	}
 
+	/**
+	 * A long call's headers, written when it was admitted (0 of 50,000 left, full at
+	 * 12:01:00), arrive at 12:00:30 with the reset still ahead: Anthropic's bucket, which
+	 * refills continuously, holds half its limit by then, and the report says so through
+	 * its own reset and Date. Taken as written, it put the books 10,000 in debt and held
+	 * every call for room the provider had.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aLongCallsReportWhoseResetIsStillAheadCountsTheRefillSinceItWasWritten(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.burstWindow(Duration.ofSeconds(60))
+			.inFlightGate(false)
+			.model("claude", limits(INPUT_TOKENS_PER_MINUTE, 50_000))
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "claude");
+		Instant sent = this.clock.instant();
+		Calls.Call longCall = acquire(engine, pool, new Demand(1_000, 0));
+		assertThat(longCall.admitted()).isTrue();
+		this.clock.advance(Duration.ofSeconds(30));
+		Map<String, String> headers = Map.of("anthropic-ratelimit-input-tokens-limit", "50000",
+				"anthropic-ratelimit-input-tokens-remaining", "0", "anthropic-ratelimit-input-tokens-reset",
+				sent.plusSeconds(60).toString(), "date",
+				DateTimeFormatter.RFC_1123_DATE_TIME.format(this.clock.instant().atZone(ZoneOffset.UTC)));
+		engine.observe(pool, Dialect.of(DialectId.ANTHROPIC).rateLimits(headers::get, this.clock.instant()));
+		longCall.permit().complete(new Usage(1_000, 0, 0));
+		assertThat(remaining(engine, pool, INPUT_TOKENS_PER_MINUTE))
+			.as("about 25,000 at the provider now, less the 10,000 kept for others")
+			.isBetween(10_000L, 16_000L);
+		assertThat(acquire(engine, pool, new Demand(1_000, 0)).admitted()).as("a call the provider has room for")
+			.isTrue();
+	}
+
+	/**
+	 * Groq's x-ratelimit-*-requests count a day (14,400 requests), under OpenAI's names:
+	 * read as a minute's, they taught a requests-per-minute limit of 14,400 and, late in
+	 * the day (2,000 left, full again in hours), held every call. A report whose reset is
+	 * further away than a minute's window can be is not a minute's.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aReportWhoseResetIsBeyondAMinuteIsNotTakenForAMinutesLimit(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.inFlightGate(false)
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool pool = engine.pool("openai", "llama-3.3-70b-versatile");
+		Map<String, String> groq = Map.of("x-ratelimit-limit-requests", "14400", "x-ratelimit-remaining-requests",
+				"2000", "x-ratelimit-reset-requests", "20h40m", "x-ratelimit-limit-tokens", "18000",
+				"x-ratelimit-remaining-tokens", "18000", "x-ratelimit-reset-tokens", "0s");
+		engine.observe(pool, Dialect.of(DialectId.OPENAI).rateLimits(groq::get, this.clock.instant()));
+		engine.awaitQuiet();
+		assertThat(pool.limits().asMap()).as("a day's requests are not a minute's")
+			.doesNotContainKey(REQUESTS_PER_MINUTE)
+			.containsEntry(TOKENS_PER_MINUTE, 18_000L);
+		assertThat(acquire(engine, pool, new Demand(500, 200)).admitted())
+			.as("2,000 requests left today and a full minute of tokens")
+			.isTrue();
+	}
+
 	private long remaining(QuotaEngine engine, Pool pool, Dimension dimension) {
 		engine.awaitQuiet();
 		return engine.snapshot(pool).bucket(POOL, dimension).remaining();

@@ -11,7 +11,9 @@ import java.util.Map;
  * average call takes; concurrency admits it times a minute over the latency; a daily
  * limit admits a 1,440th of it. Money budgets are spend caps, not rates: they bind only
  * once spent. A provider's rate-limit penalty in force binds next after a spent cap: it
- * too refuses every call, until it ends.
+ * too refuses every call, until it ends; then a rate bucket that cannot take the mean
+ * call now (lowered by a provider's report, say), the one that holds it longest, until it
+ * refills.
  */
 public final class Binding {
 
@@ -54,6 +56,24 @@ public final class Binding {
 			boolean own = pool.limits().asMap().containsKey(penalized)
 					|| !pool.account().limits().asMap().containsKey(penalized);
 			return new Bound(own ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, penalized);
+		}
+		Bound held = null;
+		double longest = 0;
+		for (PoolSnapshot.BucketSnapshot bucket : buckets) {
+			Dimension dimension = bucket.bucket().dimension();
+			long units = dimension.unitsAtAdmission(mix, pool.spec().accounting());
+			if (dimension.kind() == Dimension.Kind.RATE && !dimension.countsMoney() && units > bucket.remaining()
+					&& bucket.bucket().enforced() > 0) {
+				// minutes until the mean call fits
+				double wait = (double) (units - bucket.remaining()) / bucket.bucket().enforced();
+				if (wait > longest) {
+					longest = wait;
+					held = new Bound(bucket.bucket().scope(), dimension);
+				}
+			}
+		}
+		if (held != null) {
+			return held;
 		}
 		Bound binding = null;
 		double lowest = Double.MAX_VALUE;

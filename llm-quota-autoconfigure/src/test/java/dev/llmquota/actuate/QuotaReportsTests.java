@@ -83,6 +83,32 @@ class QuotaReportsTests {
 		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("tokens-per-minute");
 	}
 
+	/**
+	 * The provider reports no request left for 50 s (another service spent them): the
+	 * requests bucket, lowered, holds every call, and binds while it does, though the
+	 * token rate admits fewer calls a minute.
+	 */
+	@Test
+	void aBucketThatCannotTakeTheMeanCallNowBindsWhileItHolds() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 1_000, TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		QuotaReports reports = new QuotaReports(engine);
+		Calls.acquire(engine, pool, new Demand(1_000, 200)).permit().complete(new Usage(1_000, 0, 200));
+		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("tokens-per-minute");
+		engine.observe(pool,
+				List.of(new ServerLimit(REQUESTS_PER_MINUTE, 1_000L, 0L, this.clock.instant().plusSeconds(50)),
+						new ServerLimit(TOKENS_PER_MINUTE, 30_000L, 29_000L, this.clock.instant().plusSeconds(2))));
+		Calls.settle(engine);
+		assertThat(Calls.acquire(engine, pool, new Demand(1_000, 200)).admitted()).as("held by the requests bucket")
+			.isFalse();
+		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("requests-per-minute");
+	}
+
 	@Test
 	void bindingNamesTheAccountsBucketWhenTheAccountCeilingBinds() {
 		// the model may take 1,000,000 tokens a minute, the account only 30,000

@@ -6,6 +6,7 @@ import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -238,8 +239,20 @@ public final class Pool {
 		return this.latency.nanos();
 	}
 
+	/**
+	 * Keeps a provider's report for the endpoint and gauges: the latest, unless the one
+	 * held says less is left and refills later (an older report arriving last, a long
+	 * call's: the bucket only refills between the two, so the tighter one is nearer).
+	 */
 	void remember(ServerLimit report, long nanoTime) {
-		this.server.put(report.dimension(), new Reported(report, nanoTime));
+		this.server.merge(report.dimension(), new Reported(report, nanoTime),
+				(held, latest) -> tighter(held.limit(), latest.limit()) ? held : latest);
+	}
+
+	private static boolean tighter(ServerLimit held, ServerLimit latest) {
+		return held.remaining() != null && latest.remaining() != null && held.reset() != null && latest.reset() != null
+				&& held.remaining() < latest.remaining() && held.reset().isAfter(latest.reset())
+				&& Objects.equals(held.limit(), latest.limit());
 	}
 
 	/** A provider's report, and when it came (monotonic). */

@@ -109,6 +109,34 @@ class QuotaReportsTests {
 		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("requests-per-minute");
 	}
 
+	/**
+	 * A fresh report (5,000 left, full in 54 s) and then an older one arriving last (a
+	 * longer call's, written when 45,000 were left, full in 2 s): the bucket only refills
+	 * between them, so the endpoint shows the tighter one, as the books keep it.
+	 */
+	@Test
+	void anOlderReportArrivingLastDoesNotReplaceTheFresherOneOnTheEndpoint() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(0.8)
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.model("claude", limits(INPUT_TOKENS_PER_MINUTE, 50_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "claude");
+		engine.observe(pool, List
+			.of(new ServerLimit(INPUT_TOKENS_PER_MINUTE, 50_000L, 5_000L, this.clock.instant().plusSeconds(54))));
+		engine.observe(pool, List
+			.of(new ServerLimit(INPUT_TOKENS_PER_MINUTE, 50_000L, 45_000L, this.clock.instant().plusSeconds(2))));
+		Calls.settle(engine);
+		QuotaReport.RateDimension input = (QuotaReport.RateDimension) new QuotaReports(engine).report(null)
+			.pools()
+			.get(0)
+			.dimensions()
+			.get("input-tokens-per-minute");
+		assertThat(input.remaining()).as("what the provider has left, as its tighter report says: %s", input)
+			.isEqualTo(5_000);
+	}
+
 	@Test
 	void bindingNamesTheAccountsBucketWhenTheAccountCeilingBinds() {
 		// the model may take 1,000,000 tokens a minute, the account only 30,000

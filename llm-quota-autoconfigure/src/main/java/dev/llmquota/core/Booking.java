@@ -122,9 +122,10 @@ public sealed interface Booking
 	 * @param sanctions the key of the sanctions
 	 * @param dimension the dimension concerned, or {@code null}
 	 * @param reason what the provider said
-	 * @param until when the quota comes back, or {@code null} if unknown
+	 * @param resetNanos how long until the quota comes back, from now, or -1 if unknown:
+	 * a wait, which no wall clock of this process moves
 	 */
-	record Exhausted(String sanctions, Dimension dimension, String reason, Instant until) implements Booking {
+	record Exhausted(String sanctions, Dimension dimension, String reason, long resetNanos) implements Booking {
 
 	}
 

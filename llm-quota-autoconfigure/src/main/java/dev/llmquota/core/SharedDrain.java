@@ -368,18 +368,18 @@ final class SharedDrain extends QueueBooks implements Drain {
 				waiter.readyAt(end);
 			}
 		}
-		else if (booking instanceof Booking.Exhausted exhausted && exhausted.until() != null
-				&& !exhausted.until().isAfter(wallNow)) {
-			// its reset has passed by this process's clock (Redis drops the hold by its
-			// own, which may lag): end it and ask again
+		else if (booking instanceof Booking.Exhausted exhausted && exhausted.resetNanos() == 0) {
+			// its reset is now (Redis drops a hold whose reset has passed as it reads
+			// it): end it and ask again
 			this.store.clearExhaustion(exhausted.sanctions());
 			waiter.readyAt(now);
 		}
 		else if (booking instanceof Booking.Exhausted exhausted) {
+			Instant until = (exhausted.resetNanos() >= 0) ? wallNow.plusNanos(exhausted.resetNanos()) : null;
 			sanctionsOf(waiter, exhausted.sanctions()).exhaust(Sanctions.Exhaustion.until(exhausted.dimension(),
-					exhausted.reason(), exhausted.until(), now, wallNow, Long.MAX_VALUE));
-			this.queue.fail(waiter,
-					exhaustedException(waiter, exhausted.dimension(), exhausted.reason(), exhausted.until()), after);
+					exhausted.reason(), until, now, wallNow, Long.MAX_VALUE));
+			this.queue.fail(waiter, exhaustedException(waiter, exhausted.dimension(), exhausted.reason(), until),
+					after);
 		}
 		else if (booking instanceof Booking.Unavailable unavailable) {
 			this.queue.fail(waiter, new QuotaStoreUnavailableException(waiter.pool.provider(), waiter.pool.region(),

@@ -27,6 +27,8 @@ final class QuotaScript {
 
 	private static final long NANOS_PER_MICRO = 1_000;
 
+	private static final long NANOS_PER_MILLI = 1_000_000;
+
 	/** The script's arguments: its keys and its values. */
 	record Call(List<String> keys, List<String> args) {
 
@@ -164,7 +166,7 @@ final class QuotaScript {
 		String left = string(reply, 5);
 		// the reset, a wait on Redis's clock, taken as one on this process's
 		return new Booking.Exhausted(hold, dimension.isEmpty() ? null : Dimension.fromId(dimension), string(reply, 4),
-				left.isEmpty() ? null : wallNow.plusMillis(Long.parseLong(left)));
+				left.isEmpty() ? -1 : Long.parseLong(left) * NANOS_PER_MILLI);
 	}
 
 	/**
@@ -339,7 +341,7 @@ final class QuotaScript {
 		String left = string(reply, 6);
 		return new SharedHold(dimension.isEmpty() ? null : Dimension.fromId(dimension),
 				Math.max(0, penaltyEnd - redisNow) * NANOS_PER_MICRO, exhausted, exhausted ? string(reply, 5) : null,
-				left.isEmpty() ? -1 : Long.parseLong(left) * 1_000_000);
+				left.isEmpty() ? -1 : Long.parseLong(left) * NANOS_PER_MILLI);
 	}
 
 	static Call publishLimit(String key, String field, long limit, String time) {

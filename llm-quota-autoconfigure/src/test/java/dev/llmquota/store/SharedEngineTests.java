@@ -175,6 +175,31 @@ class SharedEngineTests {
 			.untilAsserted(() -> assertThat(remaining(engine, TOKENS_PER_DAY, late)).isEqualTo(10_000 - 200));
 	}
 
+	/**
+	 * One replica hears that a quota is spent, back in an hour; another, whose wall clock
+	 * is an hour behind, hears it from Redis: the hour is a wait, so its calls go again
+	 * once it has passed, whatever its wall clock reads.
+	 */
+	@Test
+	void aSpentQuotaHeardFromRedisEndsWhenItsWaitHasPassedOnAReplicaWhoseWallClockIsBehind() {
+		QuotaEngine heard = replica();
+		ManualClock behind = new ManualClock(this.clock.instant().minus(Duration.ofHours(1)), this.clock.nanoTime());
+		QuotaEngine other = replica(TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(1))
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 60)), behind);
+		heard.exhaust(pool(heard), false, null, "retry after 3600 seconds",
+				this.clock.instant().plus(Duration.ofHours(1)));
+		Calls.Call refused = call(other);
+		await().atMost(PATIENCE).until(() -> refused.error() != null);
+		assertThat(refused.error()).isInstanceOf(QuotaExhaustedException.class);
+		this.clock.advance(Duration.ofMinutes(61));
+		behind.advance(Duration.ofMinutes(61));
+		Calls.Call after = call(other);
+		await().atMost(PATIENCE).until(() -> after.admitted() || after.error() != null);
+		assertThat(after.error()).as("the provider's hour has passed").isNull();
+	}
+
 	private static long remaining(QuotaEngine engine, dev.llmquota.core.Dimension dimension, ManualClock clock) {
 		return engine.snapshot(pool(engine)).bucket(dev.llmquota.core.BucketSpec.Scope.POOL, dimension).remaining();
 	}

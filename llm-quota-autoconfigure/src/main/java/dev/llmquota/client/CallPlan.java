@@ -41,7 +41,7 @@ public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEs
 	 * @return the dialect
 	 */
 	public Dialect dialect() {
-		return this.entry.dialect().at(this.uri.getRawPath());
+		return this.entry.dialectAt(this.uri.getRawPath());
 	}
 
 	/** The same plan, as an attempt of a route call. */

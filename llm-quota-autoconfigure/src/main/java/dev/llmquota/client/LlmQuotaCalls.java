@@ -326,18 +326,7 @@ public final class LlmQuotaCalls {
 			return null;
 		}
 		String path = (uri.getRawPath() != null) ? uri.getRawPath() : "";
-		return entry.dialect().spendsQuota(path, below(entry, path)) ? entry : null;
-	}
-
-	/**
-	 * Where the part of a call's raw path below its entry's base-url starts (matched as
-	 * the entry lookup matches, ignoring case): what names its endpoint, whatever a
-	 * gateway's path before it says.
-	 */
-	private static int below(ProviderEntry entry, String path) {
-		String base = entry.provider().baseUrl().getRawPath();
-		int length = (base == null) ? 0 : base.endsWith("/") ? base.length() - 1 : base.length();
-		return (length > 0 && path.regionMatches(true, 0, base, 0, length)) ? length : 0;
+		return entry.dialectAt(path).spendsQuota(path, entry.below(path)) ? entry : null;
 	}
 
 	/**
@@ -382,7 +371,7 @@ public final class LlmQuotaCalls {
 	 * @return the plan
 	 */
 	public CallPlan plan(ProviderEntry entry, URI uri, byte[] body, Function<String, Object> attributes) {
-		Dialect dialect = entry.dialect().at(uri.getRawPath());
+		Dialect dialect = entry.dialectAt(uri.getRawPath());
 		ParsedRequest request = parse(dialect, body);
 		if (entry.route() != null) {
 			RouteCall call = new RouteCall(entry.route(), this::plan, request, body, uri, attributes);
@@ -393,7 +382,7 @@ public final class LlmQuotaCalls {
 
 	private CallPlan plan(ProviderEntry entry, ParsedRequest request, URI uri, byte[] body,
 			Function<String, Object> attributes) {
-		Dialect dialect = entry.dialect().at(uri.getRawPath());
+		Dialect dialect = entry.dialectAt(uri.getRawPath());
 		try {
 			return plan(entry, dialect, request, uri, body, attributes);
 		}

@@ -27,6 +27,33 @@ public record ProviderEntry(ProviderSpec provider, Dialect dialect, Credentials 
 	}
 
 	/**
+	 * Returns the dialect a call to a path of this entry speaks: the entry's, at the part
+	 * of the path below its {@code base-url} (a gateway's own prefix says nothing of the
+	 * API).
+	 * @param path the call's raw path, or {@code null}
+	 * @return the dialect
+	 */
+	public Dialect dialectAt(String path) {
+		if (path == null) {
+			return this.dialect;
+		}
+		return this.dialect.at(path.substring(below(path)));
+	}
+
+	/**
+	 * Returns where the part of a call's raw path below this entry's {@code base-url}
+	 * starts (matched as the entry lookup matches, ignoring case): what names its
+	 * endpoint, whatever a gateway's path before it says.
+	 * @param path the call's raw path
+	 * @return the index, 0 where the base-url has no path or the path is not below it
+	 */
+	public int below(String path) {
+		String base = this.provider.baseUrl().getRawPath();
+		int length = (base == null) ? 0 : base.endsWith("/") ? base.length() - 1 : base.length();
+		return (length > 0 && path.regionMatches(true, 0, base, 0, length)) ? length : 0;
+	}
+
+	/**
 	 * An entry whose calls carry the client's own headers.
 	 * @param provider the provider entry
 	 * @param dialect its dialect

@@ -137,7 +137,7 @@ final class RefusalHandling {
 						.fail(new RateLimitedException(pool.provider(), pool.region(), pool.model(), dimension, wait,
 								"no attempt is left of llm.quota.retry.max-attempts=" + this.retry.maxAttempts()));
 				}
-				return Outcome.retry(jitter(wait, room));
+				return Outcome.retry(jitter(wait, room, named(answer)));
 			}
 			case OVERLOADED -> {
 				if (!answer.retryAllowed() || attempt >= this.retry.maxAttempts()) {
@@ -145,7 +145,7 @@ final class RefusalHandling {
 				}
 				Duration wait = waitOf(answer, attempt);
 				Duration room = room(deadline);
-				return (wait.compareTo(room) <= 0) ? Outcome.retry(jitter(wait, room)) : Outcome.pass();
+				return (wait.compareTo(room) <= 0) ? Outcome.retry(jitter(wait, room, named(answer))) : Outcome.pass();
 			}
 			default -> {
 				return Outcome.pass();
@@ -186,13 +186,27 @@ final class RefusalHandling {
 	}
 
 	/**
-	 * Up to a tenth more (at least 50 ms), so callers held together do not return
-	 * together; never more than the room the call has.
+	 * Whether the answer named its wait (which a call never goes before), rather than
+	 * leaving llm-quota its back-off.
 	 */
-	private static Duration jitter(Duration wait, Duration room) {
-		long spread = Math.max(50, wait.toMillis() / 10);
-		Duration jittered = wait.plusMillis(ThreadLocalRandom.current().nextLong(spread + 1));
-		return (jittered.compareTo(room) < 0) ? jittered : room;
+	private static boolean named(Answer answer) {
+		return answer.delay() != null && answer.delay().compareTo(Duration.ZERO) > 0;
+	}
+
+	/**
+	 * Up to a tenth more (at least 50 ms), so callers held together do not return
+	 * together; never more than the room the call has. A back-off of llm-quota's own may
+	 * go as much earlier where the room leaves no later (at max-backoff, or at the end of
+	 * the call's max-wait); a wait the provider named never does.
+	 */
+	private static Duration jitter(Duration wait, Duration room, boolean named) {
+		long millis = wait.toMillis();
+		long spread = Math.max(50, millis / 10);
+		long high = Math.min(millis + spread, room.toMillis());
+		// later, as far as the room allows; a back-off with no room later goes earlier
+		long low = (named || high - millis >= spread) ? millis : Math.max(0, high - spread);
+		return (high > low) ? Duration.ofMillis(low + ThreadLocalRandom.current().nextLong(high - low + 1))
+				: ((wait.compareTo(room) < 0) ? wait : room);
 	}
 
 	private static JsonNode parseQuietly(byte[] body) {

@@ -135,6 +135,9 @@ public final class RetryPolicy {
 			return Retry.decorateCheckedSupplier(of(plan.retryName()), counted).get();
 		}
 		catch (RetryAfter ex) {
+			if (!Thread.currentThread().isInterrupted()) {
+				throw new IllegalStateException("A retry llm-quota asked for was not made", ex);
+			}
 			// Resilience4j ends a wait that is interrupted by throwing the last attempt's
 			// failure, this signal, with the thread's interrupt kept: the caller is told
 			// in Java's words, as a blocking read interrupted is

@@ -62,10 +62,12 @@ public final class Binding {
 		for (PoolSnapshot.BucketSnapshot bucket : buckets) {
 			Dimension dimension = bucket.bucket().dimension();
 			long units = dimension.unitsAtAdmission(mix, pool.spec().accounting());
-			if (dimension.kind() == Dimension.Kind.RATE && !dimension.countsMoney() && units > bucket.remaining()
+			// a call larger than the bucket goes once it is full: it needs the bucket
+			long needed = Math.min(units, bucket.bucket().capacity());
+			if (dimension.kind() == Dimension.Kind.RATE && !dimension.countsMoney() && needed > bucket.remaining()
 					&& bucket.bucket().enforced() > 0) {
 				// minutes until the mean call fits
-				double wait = (double) (units - bucket.remaining()) / bucket.bucket().enforced();
+				double wait = (double) (needed - bucket.remaining()) / bucket.bucket().enforced();
 				if (wait > longest) {
 					longest = wait;
 					held = new Bound(bucket.bucket().scope(), dimension);

@@ -93,8 +93,9 @@ final class AnthropicDialect implements Dialect {
 		// A report written earlier with its reset still ahead (a long call admitted when
 		// the bucket was low) under-states what is left: the bucket refills
 		// continuously, full at its reset, so the answer's Date and the reset tell the
-		// least it holds then, which the remaining is raised to (a fresh report says
-		// at least that already).
+		// level the report implies then, which the remaining is raised to (a fresh
+		// report says as much already). Spending after the report was written is in
+		// neither figure; the next answer's report tells it.
 		boolean correctable = false;
 		for (ServerLimit limit : limits) {
 			correctable |= limit.reset() != null && limit.remaining() != null;
@@ -118,11 +119,11 @@ final class AnthropicDialect implements Dialect {
 		if (limit.limit() == null) {
 			return limit;
 		}
-		// the least the bucket holds at the Date: each instant given to the second, so a
-		// second more to refill is counted against it
+		// the level the report implies at the Date: each instant given to the second,
+		// so a second more to refill is counted against it
 		long toFullMillis = Math.min(60_000, Math.max(0, limit.reset().toEpochMilli() - sent.toEpochMilli()) + 1_000);
-		long least = limit.limit() - Arith.mulDivCeil(limit.limit(), toFullMillis, 60_000);
-		return (limit.remaining() < least) ? new ServerLimit(limit.dimension(), limit.limit(), least, limit.reset())
+		long implied = limit.limit() - Arith.mulDivCeil(limit.limit(), toFullMillis, 60_000);
+		return (limit.remaining() < implied) ? new ServerLimit(limit.dimension(), limit.limit(), implied, limit.reset())
 				: limit;
 	}
 

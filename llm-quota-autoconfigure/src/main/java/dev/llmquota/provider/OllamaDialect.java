@@ -73,7 +73,7 @@ final class OllamaDialect implements Dialect {
 	 */
 	@Override
 	public Dialect at(String path) {
-		return (path != null && path.contains("/v1/")) ? OpenAiDialect.INSTANCE : this;
+		return (path != null && path.startsWith("/v1/")) ? OpenAiDialect.INSTANCE : this;
 	}
 
 	@Override

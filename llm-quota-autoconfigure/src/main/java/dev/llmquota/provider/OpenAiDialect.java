@@ -242,8 +242,9 @@ class OpenAiDialect implements Dialect {
 		usage.outputText(Json.text(delta, "refusal"));
 		// reasoning some OpenAI-compatible servers stream as text (DeepSeek and vLLM in
 		// reasoning_content; Ollama and OpenRouter in reasoning), billed as output
-		usage.outputText(Json.text(delta, "reasoning_content"));
-		usage.outputText(Json.text(delta, "reasoning"));
+		// (some send the same text under both names: counted once)
+		String reasoning = Json.text(delta, "reasoning_content");
+		usage.outputText((reasoning != null) ? reasoning : Json.text(delta, "reasoning"));
 		usage.outputText(Json.text(delta, "function_call", "arguments"));
 		JsonNode calls = Json.at(delta, "tool_calls");
 		if (calls != null && calls.isArray()) {

@@ -137,6 +137,23 @@ class QuotaReportsTests {
 			.isEqualTo(5_000);
 	}
 
+	/**
+	 * Calls larger than the token bucket (a 2 s burst window holds 1,000 of 30,000 a
+	 * minute) go once it is full: an idle full bucket holds none, and the requests rate,
+	 * 3 calls a minute against the tokens' 6, binds.
+	 */
+	@Test
+	void callsLargerThanTheirBucketAreNotHeldByItWhenItIsFull() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 3, TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.acquire(engine, pool, new Demand(5_000, 0)).permit().complete(new Usage(5_000, 0, 0));
+		this.clock.advance(Duration.ofMinutes(1));
+		assertThat(reports(engine).pools().get(0).binding()).isEqualTo("requests-per-minute");
+	}
+
 	@Test
 	void bindingNamesTheAccountsBucketWhenTheAccountCeilingBinds() {
 		// the model may take 1,000,000 tokens a minute, the account only 30,000

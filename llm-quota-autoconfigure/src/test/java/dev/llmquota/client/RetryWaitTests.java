@@ -5,7 +5,9 @@ import java.io.InterruptedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.llmquota.core.Dimension;
@@ -69,6 +71,27 @@ class RetryWaitTests {
 			assertThat(outcome.delay()).as("a wait of max-backoff, with its jitter, within max-backoff")
 				.isEqualTo(retry.maxBackoff());
 		}
+	}
+
+	/**
+	 * A back-off of llm-quota's own at max-backoff: the jitter has no room later, so it
+	 * goes earlier; every caller held together would otherwise retry at one instant.
+	 */
+	@Test
+	void aBackOffAtMaxBackoffKeepsItsJitterBelowIt() {
+		RetrySettings retry = new RetrySettings(4, Duration.ofMillis(500), Duration.ofMillis(500), Duration.ofHours(1));
+		LlmQuotaCalls calls = new LlmQuotaCalls(this.engine, retry);
+		CallPlan plan = plan(calls);
+		long deadline = this.clock.nanoTime() + Duration.ofMinutes(5).toNanos();
+		GovernedCall call = calls.start(plan, calls.admit(plan, deadline).block());
+		Set<Duration> waits = new HashSet<>();
+		for (int i = 0; i < 20; i++) {
+			Outcome outcome = calls.answered(call, 429, (name) -> null, RATE_LIMITED, 1, deadline);
+			assertThat(outcome.action()).isEqualTo(Outcome.Action.RETRY);
+			assertThat(outcome.delay()).isBetween(Duration.ofMillis(450), Duration.ofMillis(500));
+			waits.add(outcome.delay());
+		}
+		assertThat(waits).as("the waits of 20 callers held together").hasSizeGreaterThan(1);
 	}
 
 	@Test

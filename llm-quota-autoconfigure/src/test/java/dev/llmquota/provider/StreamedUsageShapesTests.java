@@ -52,6 +52,15 @@ class StreamedUsageShapesTests {
 		assertThat(reader.usage().outputChars()).isEqualTo(300 + 300 + 3);
 	}
 
+	/** A server that sends the same reasoning under both names: counted once. */
+	@Test
+	void reasoningSentUnderBothNamesCountsOnce() {
+		String body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"" + "think ".repeat(50)
+				+ "\",\"reasoning\":\"" + "think ".repeat(50) + "\"}}]}\n\ndata: [DONE]\n\n";
+		ResponseReader reader = read(Dialect.of(DialectId.OPENAI), Framing.SSE, body);
+		assertThat(reader.usage().outputChars()).isEqualTo(300);
+	}
+
 	/** The legacy Completions API streams its text in {@code choices[].text}. */
 	@Test
 	void aLegacyCompletionsStreamsTextCountsAsOutput() {

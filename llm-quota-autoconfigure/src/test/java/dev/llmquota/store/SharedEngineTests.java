@@ -395,7 +395,9 @@ class SharedEngineTests {
 
 	/**
 	 * What a route weighs on the caller's thread, for every target, asks Redis nothing:
-	 * only the endpoint and health read the shared holds.
+	 * only the endpoint and health read the shared holds. The store's own ticker (its
+	 * heartbeat, at least once a second in real time) may land in the window: a few
+	 * scripts, where asking Redis would be one a headroom at least.
 	 */
 	@Test
 	void headroomAsksRedisNothing() {
@@ -403,10 +405,10 @@ class SharedEngineTests {
 		Pool pool = pool(engine);
 		engine.headroom(pool, new Demand(100, 100), null);
 		long before = scriptCalls();
-		for (int i = 0; i < 10; i++) {
+		for (int i = 0; i < 100; i++) {
 			engine.headroom(pool, new Demand(100, 100), null);
 		}
-		assertThat(scriptCalls() - before).as("scripts Redis ran for 10 headrooms").isZero();
+		assertThat(scriptCalls() - before).as("scripts Redis ran for 100 headrooms").isLessThan(10);
 	}
 
 	/**

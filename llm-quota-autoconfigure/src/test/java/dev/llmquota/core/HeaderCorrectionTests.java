@@ -44,12 +44,7 @@ class HeaderCorrectionTests {
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void aReportWhoseResetHasPassedDoesNotLowerTheBooks(TestStores.Kind store) {
-		QuotaEngine engine = TestConfigs.provider()
-			.headroom(0.8)
-			.burstWindow(Duration.ofSeconds(60))
-			.inFlightGate(false)
-			.model("claude", limits(INPUT_TOKENS_PER_MINUTE, 50_000))
-			.engine(this.stores.open(store, this.clock), this.clock);
+		QuotaEngine engine = claudesInputBucket(store);
 		Pool pool = engine.pool("openai", "claude");
 		Instant sent = this.clock.instant();
 		Calls.Call longCall = acquire(engine, pool, new Demand(1_000, 0));
@@ -107,12 +102,7 @@ class HeaderCorrectionTests {
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void aLongCallsReportWhoseResetIsStillAheadCountsTheRefillSinceItWasWritten(TestStores.Kind store) {
-		QuotaEngine engine = TestConfigs.provider()
-			.headroom(0.8)
-			.burstWindow(Duration.ofSeconds(60))
-			.inFlightGate(false)
-			.model("claude", limits(INPUT_TOKENS_PER_MINUTE, 50_000))
-			.engine(this.stores.open(store, this.clock), this.clock);
+		QuotaEngine engine = claudesInputBucket(store);
 		Pool pool = engine.pool("openai", "claude");
 		Instant sent = this.clock.instant();
 		Calls.Call longCall = acquire(engine, pool, new Demand(1_000, 0));
@@ -156,6 +146,16 @@ class HeaderCorrectionTests {
 		assertThat(acquire(engine, pool, new Demand(500, 200)).admitted())
 			.as("2,000 requests left today and a full minute of tokens")
 			.isTrue();
+	}
+
+	/** Anthropic's input tokens, 50,000 a minute, a fifth kept for others. */
+	private QuotaEngine claudesInputBucket(TestStores.Kind store) {
+		return TestConfigs.provider()
+			.headroom(0.8)
+			.burstWindow(Duration.ofSeconds(60))
+			.inFlightGate(false)
+			.model("claude", limits(INPUT_TOKENS_PER_MINUTE, 50_000))
+			.engine(this.stores.open(store, this.clock), this.clock);
 	}
 
 	private long remaining(QuotaEngine engine, Pool pool, Dimension dimension) {

@@ -474,12 +474,7 @@ class QuotaEngineTests {
 	@EnumSource(TestStores.Kind.class)
 	void aRefundAfterTheWallClockSteppedBackOverMidnightIsGiven(TestStores.Kind store) {
 		ManualClock clock = new ManualClock(Instant.parse("2026-12-01T00:00:05Z"));
-		QuotaEngine engine = TestConfigs.provider()
-			.inFlightGate(false)
-			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
-			.account(limits(Dimension.BUDGET_PER_DAY, 1_000_000))
-			.model("gpt-4o", limits())
-			.engine(this.stores.open(store, clock), clock);
+		QuotaEngine engine = dailyBudgetJustAfterMidnight(store, clock);
 		Pool pool = engine.pool("openai", "gpt-4o");
 		// reserves 1,000 x 10 + 20,000 x 30 = 610,000 millionths of the day's 1,000,000
 		Calls.Call call = acquire(engine, pool, new Demand(1_000, 20_000));
@@ -500,12 +495,7 @@ class QuotaEngineTests {
 	@EnumSource(TestStores.Kind.class)
 	void aRefundOfACallBookedWhileTheWallClockReadTheDayBeforeIsGiven(TestStores.Kind store) {
 		ManualClock clock = new ManualClock(Instant.parse("2026-12-01T00:00:05Z"));
-		QuotaEngine engine = TestConfigs.provider()
-			.inFlightGate(false)
-			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
-			.account(limits(Dimension.BUDGET_PER_DAY, 1_000_000))
-			.model("gpt-4o", limits())
-			.engine(this.stores.open(store, clock), clock);
+		QuotaEngine engine = dailyBudgetJustAfterMidnight(store, clock);
 		Pool pool = engine.pool("openai", "gpt-4o");
 		// the day counter opens on 2026-12-01
 		acquire(engine, pool, new Demand(100, 0)).permit().complete(new Usage(100, 0, 0));
@@ -540,6 +530,19 @@ class QuotaEngineTests {
 		Calls.Call call = acquire(engine, pool, new Demand(1, 1));
 		assertThat(call.error()).as("the provider's hour has passed").isNull();
 		assertThat(call.admitted()).isTrue();
+	}
+
+	/**
+	 * An account with a day's budget of 1.00 (input 10, output 30 a million tokens), its
+	 * one model unlimited otherwise.
+	 */
+	private QuotaEngine dailyBudgetJustAfterMidnight(TestStores.Kind store, ManualClock clock) {
+		return TestConfigs.provider()
+			.inFlightGate(false)
+			.accounting(new Accounting(true, true, true, 1, new Cost(10, 30, 10)))
+			.account(limits(Dimension.BUDGET_PER_DAY, 1_000_000))
+			.model("gpt-4o", limits())
+			.engine(this.stores.open(store, clock), clock);
 	}
 
 	@Test

@@ -14,7 +14,8 @@ import dev.llmquota.tokens.TokenEstimator;
 /**
  * What llm-quota read from one call before sending it.
  *
- * @param entry the provider entry and dialect
+ * @param entry the provider entry
+ * @param dialect the dialect the call speaks: its entry's, at the call's path
  * @param pool the pool the call is accounted to
  * @param demand what it reserves: corrected input estimate and output ceiling
  * @param rawEstimate the input estimate before drift correction, compared with usage; 0
@@ -32,23 +33,15 @@ import dev.llmquota.tokens.TokenEstimator;
  * @param uri where the call is sent: the caller's URL, or a route's target's
  * @param route the route call it is an attempt of, or {@code null}
  */
-public record CallPlan(ProviderEntry entry, Pool pool, Demand demand, long rawEstimate, TokenEstimator estimator,
-		boolean generates, boolean streaming, boolean refusesInStream, Framing framing, byte[] body, Priority priority,
-		Duration maxWait, URI uri, RouteCall route) {
-
-	/**
-	 * Returns the dialect the call speaks: its entry's, at the call's path.
-	 * @return the dialect
-	 */
-	public Dialect dialect() {
-		return this.entry.dialectAt(this.uri.getRawPath());
-	}
+public record CallPlan(ProviderEntry entry, Dialect dialect, Pool pool, Demand demand, long rawEstimate,
+		TokenEstimator estimator, boolean generates, boolean streaming, boolean refusesInStream, Framing framing,
+		byte[] body, Priority priority, Duration maxWait, URI uri, RouteCall route) {
 
 	/** The same plan, as an attempt of a route call. */
 	CallPlan on(RouteCall call) {
-		return new CallPlan(this.entry, this.pool, this.demand, this.rawEstimate, this.estimator, this.generates,
-				this.streaming, this.refusesInStream, this.framing, this.body, this.priority, this.maxWait, this.uri,
-				call);
+		return new CallPlan(this.entry, this.dialect, this.pool, this.demand, this.rawEstimate, this.estimator,
+				this.generates, this.streaming, this.refusesInStream, this.framing, this.body, this.priority,
+				this.maxWait, this.uri, call);
 	}
 
 	/**

@@ -428,7 +428,7 @@ public final class LlmQuotaCalls {
 		boolean streaming = generates && dialect.streaming(uri, json);
 		byte[] sent = (streaming && entry.provider().addStreamUsage()) ? withStreamUsage(dialect, uri, json, body)
 				: body;
-		return new CallPlan(entry, pool, demand, raw, estimator, generates, streaming,
+		return new CallPlan(entry, dialect, pool, demand, raw, estimator, generates, streaming,
 				streaming && dialect.refusesInStream(uri), dialect.framing(streaming), sent,
 				priority(attributes.apply(LlmQuota.PRIORITY)), maxWait(attributes.apply(LlmQuota.MAX_WAIT)), uri, null);
 	}

@@ -34,10 +34,7 @@ public record ProviderEntry(ProviderSpec provider, Dialect dialect, Credentials 
 	 * @return the dialect
 	 */
 	public Dialect dialectAt(String path) {
-		if (path == null) {
-			return this.dialect;
-		}
-		return this.dialect.at(path.substring(below(path)));
+		return (path != null) ? this.dialect.at(path, below(path)) : this.dialect;
 	}
 
 	/**

@@ -51,8 +51,20 @@ final class Sanctions {
 		 */
 		static Exhaustion until(Dimension dimension, String reason, Instant until, long now, Instant wallNow,
 				long nextProbe) {
-			long untilNanos = (until != null) ? Arith.saturatedAdd(now, nanosUntil(wallNow, until)) : Long.MAX_VALUE;
-			return new Exhaustion(dimension, reason, until, untilNanos, nextProbe, now);
+			return after(dimension, reason, (until != null) ? nanosUntil(wallNow, until) : -1, now, wallNow, nextProbe);
+		}
+
+		/**
+		 * An exhaustion that ends after a wait.
+		 * @param waitNanos the wait until its reset, or -1 if unknown
+		 */
+		static Exhaustion after(Dimension dimension, String reason, long waitNanos, long now, Instant wallNow,
+				long nextProbe) {
+			if (waitNanos < 0) {
+				return new Exhaustion(dimension, reason, null, Long.MAX_VALUE, nextProbe, now);
+			}
+			return new Exhaustion(dimension, reason, wallNow.plusNanos(waitNanos), Arith.saturatedAdd(now, waitNanos),
+					nextProbe, now);
 		}
 
 		private static long nanosUntil(Instant wallNow, Instant until) {

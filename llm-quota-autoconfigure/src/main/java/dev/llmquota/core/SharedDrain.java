@@ -375,11 +375,11 @@ final class SharedDrain extends QueueBooks implements Drain {
 			waiter.readyAt(now);
 		}
 		else if (booking instanceof Booking.Exhausted exhausted) {
-			Instant until = (exhausted.resetNanos() >= 0) ? wallNow.plusNanos(exhausted.resetNanos()) : null;
-			sanctionsOf(waiter, exhausted.sanctions()).exhaust(Sanctions.Exhaustion.until(exhausted.dimension(),
-					exhausted.reason(), until, now, wallNow, Long.MAX_VALUE));
-			this.queue.fail(waiter, exhaustedException(waiter, exhausted.dimension(), exhausted.reason(), until),
-					after);
+			Sanctions.Exhaustion exhaustion = Sanctions.Exhaustion.after(exhausted.dimension(), exhausted.reason(),
+					exhausted.resetNanos(), now, wallNow, Long.MAX_VALUE);
+			sanctionsOf(waiter, exhausted.sanctions()).exhaust(exhaustion);
+			this.queue.fail(waiter,
+					exhaustedException(waiter, exhausted.dimension(), exhausted.reason(), exhaustion.until()), after);
 		}
 		else if (booking instanceof Booking.Unavailable unavailable) {
 			this.queue.fail(waiter, new QuotaStoreUnavailableException(waiter.pool.provider(), waiter.pool.region(),

@@ -120,7 +120,7 @@ final class BedrockDialect implements Dialect {
 				usage.count(counts, "cacheReadInputTokenCount"));
 		Long written = Json.max(usage.count(counts, "cacheWriteInputTokens"),
 				usage.count(counts, "cacheWriteInputTokenCount"));
-		usage.input(Json.sum(input, read, written), read, written);
+		usage.inputParts(input, read, written);
 		usage.output(usage.count(counts, "outputTokens"));
 	}
 
@@ -168,7 +168,7 @@ final class BedrockDialect implements Dialect {
 		if (counts != null && counts.isObject()) {
 			Long read = usage.count(counts, "cacheReadInputTokens");
 			Long written = usage.count(counts, "cacheWriteInputTokens");
-			usage.input(Json.sum(usage.count(counts, "inputTokens"), read, written), read, written);
+			usage.inputParts(usage.count(counts, "inputTokens"), read, written);
 			usage.output(usage.count(counts, "outputTokens"));
 			// Converse's last event: its counts follow messageStop
 			usage.end();
@@ -181,7 +181,7 @@ final class BedrockDialect implements Dialect {
 				// inputTokenCount is the input outside the prompt cache alone
 				Long read = usage.count(metrics, "cacheReadInputTokenCount");
 				Long written = usage.count(metrics, "cacheWriteInputTokenCount");
-				usage.input(Json.sum(usage.count(metrics, "inputTokenCount"), read, written), read, written);
+				usage.inputParts(usage.count(metrics, "inputTokenCount"), read, written);
 				usage.output(usage.count(metrics, "outputTokenCount"));
 				// the invocation's metrics come with its last chunk
 				usage.end();

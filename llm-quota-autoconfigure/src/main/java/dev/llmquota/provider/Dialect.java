@@ -28,10 +28,11 @@ public interface Dialect {
 	 * Returns the dialect a call to a path of this provider speaks: this one, or where
 	 * the provider serves another API beside its own (Ollama's OpenAI-compatible one
 	 * under {@code /v1/}), that API's, whose requests, answers and usage it reads.
-	 * @param path the call's raw path below its entry's base-url, or {@code null}
+	 * @param path the call's raw path
+	 * @param below where the part of the path below its entry's base-url starts
 	 * @return the dialect
 	 */
-	default Dialect at(String path) {
+	default Dialect at(String path, int below) {
 		return this;
 	}
 

@@ -72,8 +72,8 @@ final class OllamaDialect implements Dialect {
 	 * {@code usage}, which Ollama's own reading would not find.
 	 */
 	@Override
-	public Dialect at(String path) {
-		return (path != null && path.startsWith("/v1/")) ? OpenAiDialect.INSTANCE : this;
+	public Dialect at(String path, int below) {
+		return path.startsWith("/v1/", below) ? OpenAiDialect.INSTANCE : this;
 	}
 
 	@Override

@@ -45,7 +45,7 @@ public final class UsageAccumulator {
 	 * Sets the input tokens, cached ones and those written to the cache included, when
 	 * reported.
 	 */
-	void input(Long total, Long cached, Long written) {
+	private void input(Long total, Long cached, Long written) {
 		if (plausible(total)) {
 			this.inputTokens = total;
 		}

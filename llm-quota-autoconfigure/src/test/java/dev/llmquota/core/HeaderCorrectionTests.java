@@ -52,10 +52,7 @@ class HeaderCorrectionTests {
 		// the answer comes 90 s later; its headers say the bucket was empty at 12:00:00
 		// and full again at 12:01:00, 30 s ago
 		this.clock.advance(Duration.ofSeconds(90));
-		Map<String, String> headers = Map.of("anthropic-ratelimit-input-tokens-limit", "50000",
-				"anthropic-ratelimit-input-tokens-remaining", "0", "anthropic-ratelimit-input-tokens-reset",
-				sent.plusSeconds(60).toString(), "date",
-				DateTimeFormatter.RFC_1123_DATE_TIME.format(this.clock.instant().atZone(ZoneOffset.UTC)));
+		Map<String, String> headers = emptyAtAndFullAMinuteLater(sent);
 		List<ServerLimit> reports = Dialect.of(DialectId.ANTHROPIC).rateLimits(headers::get, this.clock.instant());
 		engine.observe(pool, reports);
 		longCall.permit().complete(new Usage(1_000, 0, 0));
@@ -108,10 +105,7 @@ class HeaderCorrectionTests {
 		Calls.Call longCall = acquire(engine, pool, new Demand(1_000, 0));
 		assertThat(longCall.admitted()).isTrue();
 		this.clock.advance(Duration.ofSeconds(30));
-		Map<String, String> headers = Map.of("anthropic-ratelimit-input-tokens-limit", "50000",
-				"anthropic-ratelimit-input-tokens-remaining", "0", "anthropic-ratelimit-input-tokens-reset",
-				sent.plusSeconds(60).toString(), "date",
-				DateTimeFormatter.RFC_1123_DATE_TIME.format(this.clock.instant().atZone(ZoneOffset.UTC)));
+		Map<String, String> headers = emptyAtAndFullAMinuteLater(sent);
 		engine.observe(pool, Dialect.of(DialectId.ANTHROPIC).rateLimits(headers::get, this.clock.instant()));
 		longCall.permit().complete(new Usage(1_000, 0, 0));
 		assertThat(remaining(engine, pool, INPUT_TOKENS_PER_MINUTE))
@@ -146,6 +140,16 @@ class HeaderCorrectionTests {
 		assertThat(acquire(engine, pool, new Demand(500, 200)).admitted())
 			.as("2,000 requests left today and a full minute of tokens")
 			.isTrue();
+	}
+
+	/**
+	 * The headers of an answer sent now, written when the call was admitted at
+	 * {@code sent}: no input token left then, full again a minute after.
+	 */
+	private Map<String, String> emptyAtAndFullAMinuteLater(Instant sent) {
+		return Map.of("anthropic-ratelimit-input-tokens-limit", "50000", "anthropic-ratelimit-input-tokens-remaining",
+				"0", "anthropic-ratelimit-input-tokens-reset", sent.plusSeconds(60).toString(), "date",
+				DateTimeFormatter.RFC_1123_DATE_TIME.format(this.clock.instant().atZone(ZoneOffset.UTC)));
 	}
 
 	/** Anthropic's input tokens, 50,000 a minute, a fifth kept for others. */

@@ -8,9 +8,10 @@ import com.knuddels.jtokkit.api.EncodingRegistry;
 import com.knuddels.jtokkit.api.EncodingType;
 
 /**
- * Estimates the input tokens of a call: a real BPE encoding ({@code o200k_base},
- * {@code cl100k_base}) where it fits the model, a characters-per-token heuristic
- * ({@code chars:4}) otherwise, plus the per-message overhead chat formats add.
+ * Estimates the input tokens of a call: a real BPE encoding ({@code o200k_base}, counted
+ * as jtokkit counts it by {@link O200kCounter}; {@code cl100k_base}, by jtokkit) where it
+ * fits the model, a characters-per-token heuristic ({@code chars:4}) otherwise, plus the
+ * per-message overhead chat formats add.
  */
 public final class TokenEstimator {
 
@@ -21,12 +22,15 @@ public final class TokenEstimator {
 
 	private final String spec;
 
+	private final O200kCounter o200k;
+
 	private final Encoding encoding;
 
 	private final double charsPerToken;
 
-	private TokenEstimator(String spec, Encoding encoding, double charsPerToken) {
+	private TokenEstimator(String spec, O200kCounter o200k, Encoding encoding, double charsPerToken) {
 		this.spec = spec;
+		this.o200k = o200k;
 		this.encoding = encoding;
 		this.charsPerToken = charsPerToken;
 	}
@@ -40,10 +44,10 @@ public final class TokenEstimator {
 	public static TokenEstimator of(String spec) {
 		String value = spec.trim().toLowerCase(Locale.ROOT);
 		if (value.equals("o200k_base")) {
-			return new TokenEstimator(value, Registry.INSTANCE.getEncoding(EncodingType.O200K_BASE), 0);
+			return new TokenEstimator(value, O200kCounter.get(), null, 0);
 		}
 		if (value.equals("cl100k_base")) {
-			return new TokenEstimator(value, Registry.INSTANCE.getEncoding(EncodingType.CL100K_BASE), 0);
+			return new TokenEstimator(value, null, Registry.INSTANCE.getEncoding(EncodingType.CL100K_BASE), 0);
 		}
 		if (value.startsWith("chars:")) {
 			double chars;
@@ -54,7 +58,7 @@ public final class TokenEstimator {
 				chars = -1;
 			}
 			if (chars > 0 && Double.isFinite(chars)) {
-				return new TokenEstimator(value, null, chars);
+				return new TokenEstimator(value, null, null, chars);
 			}
 		}
 		throw new IllegalArgumentException("Unknown tokenizer '" + spec + "'");
@@ -76,6 +80,9 @@ public final class TokenEstimator {
 	public long count(String text) {
 		if (text == null || text.isEmpty()) {
 			return 0;
+		}
+		if (this.o200k != null) {
+			return this.o200k.count(text);
 		}
 		if (this.encoding != null) {
 			return this.encoding.countTokensOrdinary(text);
@@ -114,7 +121,7 @@ public final class TokenEstimator {
 	 * @return the estimated output tokens
 	 */
 	public long outputTokens(long chars) {
-		return (long) Math.ceil(chars / ((this.encoding != null) ? 4.0 : this.charsPerToken));
+		return (long) Math.ceil(chars / ((this.charsPerToken > 0) ? this.charsPerToken : 4.0));
 	}
 
 	private static final class Registry {

@@ -12,7 +12,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.llmquota.LlmQuota;
 import dev.llmquota.client.aws.LlmQuotaAwsHttpClients;
+import dev.llmquota.core.Priority;
 import dev.llmquota.test.simulator.Fault;
 import dev.llmquota.test.simulator.RequestRecord;
 import io.github.resilience4j.retry.Retry;
@@ -156,6 +158,32 @@ class AwsAsyncClientTests {
 					metrics.getNumberOfFailedCallsWithoutRetryAttempt()))
 				.as("calls succeeded with a retry, without, failed with, failed without")
 				.containsExactly(1L, 0L, 0L, 0L);
+		}
+	}
+
+	/**
+	 * The SDK runs an asynchronous client's later attempts (its retry strategy's) on a
+	 * thread of its own, where no {@link LlmQuota#with} scope reaches: what the governed
+	 * client is bound to carries them, and a scope around a call still wins.
+	 */
+	@Test
+	void aCallMadeOnAThreadOfTheSdksCarriesWhatItsClientBinds() throws Exception {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.BEDROCK, (sim) -> {
+		}, "llm.quota.headroom=1.0")) {
+			SdkAsyncHttpClient governed = provider.app.context()
+				.getBean(LlmQuotaAwsHttpClients.class)
+				.with(LlmQuota.PRIORITY, Priority.BATCH)
+				.govern(new HeadersThenDrop(Drops.NOTHING));
+			CompletableFuture.supplyAsync(() -> governed.execute(request(provider, new Ignoring())))
+				.thenCompose((attempt) -> attempt)
+				.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			LlmQuota.with(LlmQuota.PRIORITY, Priority.INTERACTIVE)
+				.get(() -> governed.execute(request(provider, new Ignoring())))
+				.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			assertThat(List.of(provider.pool().stats().waits(Priority.BATCH).admitted(),
+					provider.pool().stats().waits(Priority.INTERACTIVE).admitted()))
+				.as("calls admitted as BATCH, as INTERACTIVE")
+				.containsExactly(1L, 1L);
 		}
 	}
 

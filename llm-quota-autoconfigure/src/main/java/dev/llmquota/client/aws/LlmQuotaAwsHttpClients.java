@@ -11,10 +11,12 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.LlmQuotaException;
 import dev.llmquota.client.BlockingExchange;
+import dev.llmquota.client.BoundAttributes;
 import dev.llmquota.client.CallPlan;
 import dev.llmquota.client.Credentials;
 import dev.llmquota.client.FollowingInputStream;
@@ -67,12 +69,41 @@ public final class LlmQuotaAwsHttpClients {
 
 	private final LlmQuotaCalls calls;
 
+	/** What the governed clients' calls carry where their scope does not say. */
+	private final BoundAttributes bound;
+
 	/**
 	 * Creates the factory.
 	 * @param calls the call support
 	 */
 	public LlmQuotaAwsHttpClients(LlmQuotaCalls calls) {
+		this(calls, BoundAttributes.NONE);
+	}
+
+	private LlmQuotaAwsHttpClients(LlmQuotaCalls calls, BoundAttributes bound) {
 		this.calls = calls;
+		this.bound = bound;
+	}
+
+	/**
+	 * Returns a factory whose governed clients' calls all carry an attribute, where a
+	 * {@link LlmQuota#with} scope on the calling thread does not set it: the way to give
+	 * one the attempts an asynchronous client's retry strategy makes on the SDK's own
+	 * threads, where no scope reaches.
+	 * @param attribute {@link LlmQuota#PROVIDER}, {@link LlmQuota#PRIORITY},
+	 * {@link LlmQuota#MODEL} or {@link LlmQuota#MAX_WAIT}
+	 * @param value its value
+	 * @return a new factory, this one unchanged
+	 * @throws IllegalArgumentException if the value is {@code null}, or names no provider
+	 * entry
+	 */
+	public LlmQuotaAwsHttpClients with(String attribute, Object value) {
+		return new LlmQuotaAwsHttpClients(this.calls, this.bound.with(this.calls, attribute, value));
+	}
+
+	/** A call's attributes: its scope's, then what this factory is bound to. */
+	private Function<String, Object> attributes() {
+		return this.bound.under(LlmQuota::current);
 	}
 
 	/**
@@ -95,7 +126,7 @@ public final class LlmQuotaAwsHttpClients {
 
 	private ProviderEntry entry(SdkHttpRequest request) {
 		ProviderEntry entry = this.calls.entry(request.method().name(), request.getUri(),
-				(name) -> request.firstMatchingHeader(name).orElse(null), LlmQuota::current);
+				(name) -> request.firstMatchingHeader(name).orElse(null), attributes());
 		if (entry != null && entry.route() != null) {
 			// start-up refuses Bedrock in routes; an endpoint override pointing here is
 			// a mistake the call's failure to resolve shows
@@ -171,7 +202,7 @@ public final class LlmQuotaAwsHttpClients {
 		public HttpExecuteResponse call() throws IOException {
 			byte[] body = read(this.request);
 			URI uri = this.request.httpRequest().getUri();
-			this.plan = LlmQuotaAwsHttpClients.this.calls.plan(this.entry, uri, body, LlmQuota::current);
+			this.plan = LlmQuotaAwsHttpClients.this.calls.plan(this.entry, uri, body, attributes());
 			try {
 				return LlmQuotaAwsHttpClients.this.calls.exchange(this.plan,
 						LlmQuotaAwsHttpClients.this.calls.deadline(this.plan, null), this);
@@ -329,7 +360,7 @@ public final class LlmQuotaAwsHttpClients {
 				return out;
 			}).map(ByteArrayOutputStream::toByteArray).defaultIfEmpty(new byte[0]).subscribe((body) -> {
 				CallPlan plan = LlmQuotaAwsHttpClients.this.calls.plan(entry, request.request().getUri(), body,
-						LlmQuota::current);
+						attributes());
 				new AsyncCall(this.client, request, plan, result).attempt(1);
 			}, (error) -> fail(request, result, error));
 			return result;

@@ -25,6 +25,15 @@ final class EntryCredentials {
 	private EntryCredentials() {
 	}
 
+	/**
+	 * Whether a name is one an HTTP header can have.
+	 * @param name the name
+	 * @return whether it is an HTTP token
+	 */
+	static boolean isHeaderName(String name) {
+		return NAME.matcher(name).matches();
+	}
+
 	static Map<String, Credentials> of(LlmQuotaProperties properties) {
 		Map<String, Credentials> credentials = new HashMap<>();
 		properties.getProviders().forEach((id, provider) -> {
@@ -39,7 +48,7 @@ final class EntryCredentials {
 	private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([^}:]*)(?::[^}]*)?}");
 
 	private static void check(String property, String name, String value) {
-		if (!NAME.matcher(name).matches()) {
+		if (!isHeaderName(name)) {
 			throw new InvalidQuotaPropertyException(property, "(hidden)", "'" + name + "' is not an HTTP header name",
 					"use the header's name as the key, for example api-key or x-api-key.");
 		}

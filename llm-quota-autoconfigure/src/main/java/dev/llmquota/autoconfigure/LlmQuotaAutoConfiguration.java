@@ -49,6 +49,7 @@ public final class LlmQuotaAutoConfiguration {
 		Binder.get(environment)
 			.bind("llm.quota", Bindable.ofInstance(properties), new NoUnboundElementsBindHandler(bound,
 					(source) -> !(source.getUnderlyingSource() instanceof SystemEnvironmentPropertySource)));
+		PropertyKeys.checkHeaderVariables(environment, properties);
 		PropertyKeys.unboundVariables(environment, bound)
 			.forEach((name) -> logger.warn("The environment variable " + name + " sets no property under llm.quota:"
 					+ " if it is meant for llm-quota, correct its name (LLM_QUOTA_ and the property's path in upper"

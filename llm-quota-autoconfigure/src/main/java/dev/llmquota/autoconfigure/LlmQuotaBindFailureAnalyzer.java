@@ -56,7 +56,7 @@ class LlmQuotaBindFailureAnalyzer extends AbstractFailureAnalyzer<BindException>
 		}
 		Class<?> target = cause.getTarget().getType().resolve(Object.class);
 		String name = property.getName().toString();
-		return analysis(new InvalidQuotaPropertyException(name, property.getValue(), reason(target), fix(target)),
+		return analysis(new InvalidQuotaPropertyException(name, property.getValue(), reason(target), fix(target, name)),
 				cause);
 	}
 
@@ -108,7 +108,7 @@ class LlmQuotaBindFailureAnalyzer extends AbstractFailureAnalyzer<BindException>
 		return "not a " + target.getSimpleName().toLowerCase(Locale.ROOT);
 	}
 
-	private static String fix(Class<?> target) {
+	private static String fix(Class<?> target, String name) {
 		if (target == Duration.class) {
 			return "write whole units, such as 1400ms, 30s or 2m, or ISO-8601, such as PT1.4S.";
 		}
@@ -125,7 +125,17 @@ class LlmQuotaBindFailureAnalyzer extends AbstractFailureAnalyzer<BindException>
 		if (wholeNumber(target)) {
 			return "set a whole number, for example 500.";
 		}
+		if (money(name)) {
+			// a budget of 0.8 is 80 cents
+			return "set an amount in the account's currency with a decimal point, no currency sign and no thousands"
+					+ " separator, for example 50.00.";
+		}
 		return "set a " + target.getSimpleName().toLowerCase(Locale.ROOT) + ", for example 0.8.";
+	}
+
+	/** A budget or a price: an amount of money. */
+	private static boolean money(String name) {
+		return name.contains(".budget.per-") || (name.contains(".cost.") && !name.endsWith(".cost."));
 	}
 
 	private static boolean wholeNumber(Class<?> target) {

@@ -1102,7 +1102,7 @@ public class LlmQuotaProperties {
 		private Duration expectedLatency = Duration.ofSeconds(2);
 
 		/**
-		 * Output ceiling of a call that names none.
+		 * Output ceiling of a call that names none; at least 1.
 		 */
 		private long defaultMaxTokens = 4096;
 
@@ -1130,8 +1130,9 @@ public class LlmQuotaProperties {
 		private @Nullable Duration burstWindow;
 
 		/**
-		 * Input estimator: o200k_base, cl100k_base, or chars:N (N characters per token).
-		 * Default per dialect: o200k_base for openai and azure-openai, chars:4 otherwise.
+		 * Input estimator: o200k_base, cl100k_base, or chars:N (N characters per token,
+		 * 0.25 to 10). Default per dialect: o200k_base for openai and azure-openai,
+		 * chars:4 otherwise.
 		 */
 		private @Nullable String tokenizer;
 

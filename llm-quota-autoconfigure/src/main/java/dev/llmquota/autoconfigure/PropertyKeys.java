@@ -279,6 +279,42 @@ final class PropertyKeys {
 	}
 
 	/**
+	 * Stops start-up where an environment variable set a provider entry's header whose
+	 * name has a dash: Spring Boot binds a map key's underscores as dots, so
+	 * {@code LLM_QUOTA_PROVIDERS_AZURE_HEADERS_API_KEY} sets a header named
+	 * {@code api.key}, which no provider reads, and the credential would be lost in
+	 * silence.
+	 * @param environment the environment whose variables are read
+	 * @param properties the bound properties
+	 * @throws InvalidQuotaPropertyException for the first such header
+	 */
+	static void checkHeaderVariables(Environment environment, LlmQuotaProperties properties) {
+		if (!(environment instanceof ConfigurableEnvironment configurable)) {
+			return;
+		}
+		properties.getProviders().forEach((id, provider) -> provider.getHeaders().keySet().forEach((name) -> {
+			if (!name.contains(".")) {
+				return;
+			}
+			String property = "llm.quota.providers." + id + ".headers." + name;
+			for (PropertySource<?> source : configurable.getPropertySources()) {
+				if (source instanceof SystemEnvironmentPropertySource variables) {
+					for (String variable : variables.getPropertyNames()) {
+						if (squeezed(variable).equals(squeezed(property))) {
+							throw new InvalidQuotaPropertyException(property, "(hidden)",
+									"the environment variable " + variable
+											+ " set it, and Spring Boot reads each _ of a map key as a dot, so the"
+											+ " header would go out named '" + name + "', which no provider reads",
+									"set the header in application.yml, the variable as its value: llm.quota.providers."
+											+ id + ".headers." + name.replace('.', '-') + ": ${" + variable + "}.");
+						}
+					}
+				}
+			}
+		}));
+	}
+
+	/**
 	 * Whether a property's value (not a variable's) names a variable as a placeholder.
 	 */
 	private static boolean placeholderNames(ConfigurableEnvironment environment, String variable) {

@@ -183,13 +183,13 @@ final class QuotaConfigFactory {
 		PoolSpec unlisted = new PoolSpec("unlisted", Set.of(), Limits.none(), accounting(provider, dialect, 1),
 				provider.getBurstWindow(), Duration.ofSeconds(2), 4096, Priority.INTERACTIVE, defaultTokenizer(dialect),
 				provider.getMode());
-		if (account.hasBudget() && models.values().stream().noneMatch((model) -> model.accounting().cost() != null)
-				&& (template == null || template.accounting().cost() == null)) {
+		if (account.hasBudget() && models.values().stream().noneMatch(QuotaConfigFactory::priced)
+				&& (template == null || !priced(template))) {
 			String budget = (provider.getBudget().getPerDay() != null) ? "per-day" : "per-month";
 			throw new InvalidQuotaPropertyException(prefix + "budget." + budget,
 					(provider.getBudget().getPerDay() != null) ? provider.getBudget().getPerDay()
 							: provider.getBudget().getPerMonth(),
-					"no model of this entry has a price, so its calls spend nothing and the budget can never trip",
+					"no model of this entry has a price above 0, so its calls spend nothing and the budget can never trip",
 					"set cost.input-per-million and cost.output-per-million on the entry's models (or on models.default),"
 							+ " or remove the budget.");
 		}
@@ -200,6 +200,12 @@ final class QuotaConfigFactory {
 				provider.isInFlightGate(), models, Optional.ofNullable(template), unlisted, matchHeader,
 				provider.isAddStreamUsage(), chargeRefused(provider.getChargeRefused(), dialect),
 				provider.getBudget().getWarnAt());
+	}
+
+	/** Whether a model's calls spend anything of a budget. */
+	private static boolean priced(PoolSpec spec) {
+		Cost cost = spec.accounting().cost();
+		return cost != null && !cost.free();
 	}
 
 	private static Set<String> names(PoolSpec spec) {
@@ -215,10 +221,11 @@ final class QuotaConfigFactory {
 		positive(prefix + "expected-latency", model.getExpectedLatency(), "for example 2s (the default)");
 		Duration burstWindow = (model.getBurstWindow() != null) ? model.getBurstWindow() : provider.getBurstWindow();
 		burstWindow(prefix + "burst-window", burstWindow);
-		if (model.getDefaultMaxTokens() < 0) {
+		if (model.getDefaultMaxTokens() < 1) {
 			throw new InvalidQuotaPropertyException(prefix + "default-max-tokens", model.getDefaultMaxTokens(),
-					"an output ceiling cannot be negative",
-					"set the ceiling used when a call names none, for example 4096.");
+					"a call that names no output ceiling would reserve no output, though the provider counts what it"
+							+ " generates",
+					"set the ceiling used when a call names none, the model's output limit, for example 4096.");
 		}
 		if (model.getOutputBurndown() < 1) {
 			throw new InvalidQuotaPropertyException(prefix + "output-burndown", model.getOutputBurndown(),
@@ -231,7 +238,7 @@ final class QuotaConfigFactory {
 			TokenEstimator.of(tokenizer);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new InvalidQuotaPropertyException(prefix + "tokenizer", tokenizer, "no such tokenizer",
+			throw new InvalidQuotaPropertyException(prefix + "tokenizer", tokenizer, ex.getMessage(),
 					"use o200k_base (GPT-4o and later), cl100k_base (GPT-4, GPT-3.5) or chars:N, N characters per token (e.g. chars:4).");
 		}
 		return new PoolSpec(name, Set.copyOf(model.getAliases()), limits,
@@ -262,6 +269,12 @@ final class QuotaConfigFactory {
 		if (header.getName() == null || header.getName().isBlank()) {
 			throw new InvalidQuotaPropertyException(prefix + "name", header.getName(), "a header name is needed",
 					"set the header that tells the accounts apart, for example OpenAI-Project.");
+		}
+		if (!EntryCredentials.isHeaderName(header.getName().trim())) {
+			// a name no request can carry: the entry would govern nothing, in silence
+			throw new InvalidQuotaPropertyException(prefix + "name", header.getName(),
+					"it is not an HTTP header name, so no call ever matches it",
+					"set the header's name alone, for example OpenAI-Project.");
 		}
 		if (header.getValue() == null) {
 			throw new InvalidQuotaPropertyException(prefix + "value", null, "a header value is needed",

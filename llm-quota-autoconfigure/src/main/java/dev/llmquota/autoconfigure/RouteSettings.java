@@ -24,6 +24,9 @@ final class RouteSettings {
 	/** A route's name: one path segment of its URL. */
 	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._~-]+");
 
+	/** An Azure api-version: 2024-10-21, 2025-04-01-preview, preview. */
+	private static final Pattern API_VERSION = Pattern.compile("[A-Za-z0-9._-]+");
+
 	private RouteSettings() {
 	}
 
@@ -82,7 +85,17 @@ final class RouteSettings {
 			}
 			family = wire;
 			primary |= !target.isSpillOver();
-			targets.add(new RouteSpec.Target(provider.id(), model, target.isSpillOver(), target.getApiVersion()));
+			String apiVersion = target.getApiVersion();
+			if (apiVersion != null && !API_VERSION.matcher(apiVersion).matches()) {
+				// left empty (a placeholder's empty default), every routed call would
+				// send
+				// ?api-version= and be refused
+				throw new InvalidQuotaPropertyException(at + "api-version", apiVersion,
+						"it is no api-version Azure reads (empty, or with characters a version never has)",
+						"set the version the deployment serves, for example 2024-10-21, or remove the property to"
+								+ " send the caller's own.");
+			}
+			targets.add(new RouteSpec.Target(provider.id(), model, target.isSpillOver(), apiVersion));
 		}
 		if (!primary) {
 			throw new InvalidQuotaPropertyException(prefix + "targets", "spill-over only",

@@ -34,6 +34,15 @@ public record Cost(double inputPerMillion, double outputPerMillion, double cache
 	}
 
 	/**
+	 * Whether every price is 0: calls at these prices spend nothing.
+	 * @return whether nothing costs anything
+	 */
+	public boolean free() {
+		return this.inputPerMillion == 0 && this.outputPerMillion == 0 && this.cachedInputPerMillion == 0
+				&& this.cacheWriteInputPerMillion == 0;
+	}
+
+	/**
 	 * Returns what a call reserves at admission: its input estimate (at the cache-write
 	 * price where that is higher: the call may write its whole prompt to the cache) and
 	 * its whole output ceiling, in millionths.

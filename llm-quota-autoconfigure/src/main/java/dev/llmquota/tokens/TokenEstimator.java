@@ -20,6 +20,12 @@ public final class TokenEstimator {
 
 	static final int PER_CALL = 3;
 
+	/** The fewest characters a token takes that chars:N accepts. */
+	static final double MIN_CHARS = 0.25;
+
+	/** The most characters a token takes that chars:N accepts. */
+	static final double MAX_CHARS = 10;
+
 	private final String spec;
 
 	private final O200kCounter o200k;
@@ -57,11 +63,15 @@ public final class TokenEstimator {
 			catch (NumberFormatException ex) {
 				chars = -1;
 			}
-			if (chars > 0 && Double.isFinite(chars)) {
+			if (chars >= MIN_CHARS && chars <= MAX_CHARS) {
 				return new TokenEstimator(value, null, null, chars);
 			}
+			// 4,000 would count a long prompt as a few tokens, 0.001 a word as thousands
+			throw new IllegalArgumentException(
+					"chars:N takes 0.25 to 10 characters per token (about 4 for English, 3 for code, 1 for Chinese or"
+							+ " Japanese)");
 		}
-		throw new IllegalArgumentException("Unknown tokenizer '" + spec + "'");
+		throw new IllegalArgumentException("no such tokenizer");
 	}
 
 	/**

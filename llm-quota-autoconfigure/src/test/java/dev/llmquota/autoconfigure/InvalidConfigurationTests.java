@@ -35,6 +35,10 @@ class InvalidConfigurationTests {
 			llm.quota.providers.openai.models.gpt-4o.burst-window       | 0ms       | 2s
 			llm.quota.providers.openai.models.gpt-4o.output-burndown    | 0         | 1
 			llm.quota.providers.openai.models.gpt-4o.expected-latency   | 0s        | 2s
+			llm.quota.providers.openai.models.gpt-4o.default-max-tokens | 0         | 4096
+			llm.quota.providers.openai.models.gpt-4o.tokenizer          | chars:4000 | chars:4
+			llm.quota.providers.openai.models.gpt-4o.tokenizer          | chars:0.01 | chars:4
+			llm.quota.providers.openai.match-header.name                | OpenAI-Project: | OpenAI-Project
 			""")
 	void stopsStartUpNamingThePropertyAndTheFix(String property, String value, String example) {
 		this.runner.withPropertyValues(property + "=" + value).run((context) -> {
@@ -44,6 +48,55 @@ class InvalidConfigurationTests {
 				.contains(property);
 			assertThat(analysis.getAction()).contains(property).contains(example);
 		});
+	}
+
+	/**
+	 * A budget whose every price is 0 can never trip, as one with no price at all.
+	 */
+	@Test
+	void aBudgetWhosePricesAreAllZeroStopsStartUp() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.budget.per-day=50.00",
+					"llm.quota.providers.openai.models.gpt-4o.cost.input-per-million=0",
+					"llm.quota.providers.openai.models.gpt-4o.cost.output-per-million=0")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.providers.openai.budget.per-day")
+					.contains("never trip");
+			});
+	}
+
+	/**
+	 * A budget written with a decimal comma is answered with an amount as the example,
+	 * not the 0.8 of a share (an 80-cent budget).
+	 */
+	@Test
+	void aBudgetWithADecimalCommaIsAnsweredWithAnAmount() {
+		this.runner.withPropertyValues("llm.quota.providers.openai.budget.per-day=50,00").run((context) -> {
+			FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("llm.quota.providers.openai.budget.per-day");
+			assertThat(analysis.getAction()).contains("50.00").doesNotContain("0.8");
+		});
+	}
+
+	/**
+	 * An api-version left empty (a placeholder's default of nothing) would send
+	 * {@code ?api-version=} on every routed Azure call, which Azure refuses.
+	 */
+	@Test
+	void anEmptyApiVersionOfARouteTargetStopsStartUp() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.azure.base-url=https://east.openai.azure.com",
+					"llm.quota.providers.azure.models.gpt-4o.requests-per-minute=100",
+					"llm.quota.routes.gpt4o.targets[0].provider=azure",
+					"llm.quota.routes.gpt4o.targets[0].model=gpt-4o", "llm.quota.routes.gpt4o.targets[0].api-version=")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.routes.gpt4o.targets[0].api-version");
+				assertThat(analysis.getAction()).contains("2024-10-21");
+			});
 	}
 
 	/**

@@ -679,6 +679,27 @@ class NoSilentMisconfigurationTests {
 			.doesNotContain("LLM_QUOTA_PORT");
 	}
 
+	/**
+	 * LLM_QUOTA_PROVIDERS_OPENAI_HEADERS_API_KEY is what a user writes for
+	 * headers.api-key, but Spring Boot binds a map key's underscores as dots: the entry's
+	 * credential would go out as a header named api.key, which no provider reads, in
+	 * silence.
+	 */
+	@Test
+	void aCredentialHeaderSetByAnEnvironmentVariableStopsStartUpNamingTheVariable() {
+		withVariables(Map.of("LLM_QUOTA_PROVIDERS_OPENAI_HEADERS_API_KEY", "secret")).run((context) -> {
+			assertThat(context).hasFailed();
+			FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("LLM_QUOTA_PROVIDERS_OPENAI_HEADERS_API_KEY")
+				.contains("llm.quota.providers.openai.headers.api.key")
+				.doesNotContain("secret");
+			assertThat(analysis.getAction())
+				.contains("llm.quota.providers.openai.headers.api-key: ${LLM_QUOTA_PROVIDERS_OPENAI_HEADERS_API_KEY}");
+		});
+		withVariables(Map.of("LLM_QUOTA_PROVIDERS_OPENAI_HEADERS_AUTHORIZATION", "Bearer secret"))
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
 	private ApplicationContextRunner withVariables(Map<String, Object> variables) {
 		return this.runner.withPropertyValues("llm.quota.providers.openai.base-url=https://api.openai.com")
 			.withInitializer((context) -> context.getEnvironment()

@@ -102,6 +102,15 @@ final class LocalFallback {
 		record(corrections, wallNow);
 	}
 
+	/**
+	 * Corrects a booking made here whose reservation Redis was handed as it answered
+	 * again: in these books alone, not recorded to be handed over (its charges go to Redis
+	 * as they are made; recorded too, one made as Redis came back would reach it twice).
+	 */
+	void adjustHandedOver(List<Charge> corrections, long now, Instant wallNow) {
+		this.books.adjust(scaled(corrections), now, wallNow);
+	}
+
 	private void record(List<Charge> charges, Instant wallNow) {
 		for (Charge charge : charges) {
 			BucketSpec bucket = charge.bucket();

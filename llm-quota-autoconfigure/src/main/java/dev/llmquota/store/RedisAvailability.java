@@ -100,22 +100,25 @@ final class RedisAvailability {
 	}
 
 	/**
-	 * While Redis is down, pings it; when it answers, loads the script and runs
-	 * {@code back} (on Lettuce's thread, so nothing there may wait for an answer) as the
-	 * shared books are used again.
+	 * While Redis is down, pings it; when it answers, loads the script, runs
+	 * {@code beforeUp} (what must reach Redis before any booking does), then {@code back}
+	 * as the shared books are used again (both on Lettuce's thread, so nothing there may
+	 * wait for an answer).
 	 */
-	void lookAgain(Runnable back) {
-		this.redis.ping().subscribe((pong) -> recovered(back), (error) -> {
+	void lookAgain(Runnable beforeUp, Runnable back) {
+		this.redis.ping().subscribe((pong) -> recovered(beforeUp, back), (error) -> {
 		});
 	}
 
-	private void recovered(Runnable back) {
+	private void recovered(Runnable beforeUp, Runnable back) {
 		if (this.downSince == null || !this.confirming.compareAndSet(false, true)) {
 			return;
 		}
 		this.redis.scriptLoad(this.settings.timeout())
 			.doFinally((signal) -> this.confirming.set(false))
 			.subscribe((sha) -> {
+				// sent first: a booking waits for the writes sent before it
+				beforeUp.run();
 				this.downSince = null;
 				back.run();
 				logger.info("Redis answers again; llm-quota is back on the shared books");

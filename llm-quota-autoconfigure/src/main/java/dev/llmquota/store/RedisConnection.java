@@ -187,6 +187,11 @@ final class RedisConnection {
 		return QuotaScript.time((this.testClock != null) ? now : null);
 	}
 
+	/** The monotonic time: the caller's clock where the script runs on it. */
+	long nanoTime() {
+		return (this.testClock != null) ? this.testClock.getAsLong() : System.nanoTime();
+	}
+
 	/** The script's time argument for an operation the caller gives no time. */
 	String time() {
 		return QuotaScript.time((this.testClock != null) ? this.testClock.getAsLong() : null);

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.LongFunction;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -103,6 +104,9 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	/** Leases of calls booked in Redis that ended while it was down. */
 	private final Set<Booking.Lease> releasedWhileDown = ConcurrentHashMap.newKeySet();
+
+	/** Spent quotas, resets, penalties and limits heard while Redis was down. */
+	private final SignalsWhileDown signalsWhileDown = new SignalsWhileDown();
 
 	private final RedisMemory memory = new RedisMemory();
 
@@ -269,16 +273,29 @@ public final class RedisQuotaStore implements QuotaStore {
 		if (corrections.isEmpty()) {
 			return;
 		}
-		if (booking.fallback()) {
-			this.fallback.adjust(corrections, now, wallNow);
-			return;
-		}
 		// a daily counter's refund goes to the day that charged it: the script refunds no
 		// other day (a booking given back when its late answer lands, maybe on the next
 		// day, would take that day's calls off); a charge (usage above the estimate)
 		// counts on the day it is charged, as the local store counts it
 		Instant wall = this.memory.wall(wallNow);
 		Instant booked = booking.bookedAt();
+		if (booking.fallback()) {
+			if (!this.availability.up()) {
+				// handed over, net, as Redis answers again
+				this.fallback.adjust(corrections, now, wallNow);
+				return;
+			}
+			// Redis was handed what it reserved as it came back: what it used above that
+			// is charged there too, as every replica admits on those books; its refunds
+			// stay here (Redis keeps the reservation, erring high)
+			this.fallback.adjustHandedOver(corrections, now, wallNow);
+			List<Charge> charges = corrections.stream().filter((correction) -> correction.units() > 0).toList();
+			if (!charges.isEmpty()) {
+				this.redis
+					.send(QuotaScript.adjust(charges, this.redis.time(now), wall, booked, this.memory.firstUse()));
+			}
+			return;
+		}
 		if (this.availability.up()) {
 			this.redis
 				.send(QuotaScript.adjust(corrections, this.redis.time(now), wall, booked, this.memory.firstUse()));
@@ -354,17 +371,23 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void penalize(String hold, Dimension dimension, long waitNanos) {
-		sendIfUp(QuotaScript.penalize(hold, dimension, waitNanos, this.redis.time()));
+		signal("penalty " + hold + " " + dimension.id(), (waited) -> (waitNanos > waited)
+				? QuotaScript.penalize(hold, dimension, waitNanos - waited, this.redis.time()) : null);
 	}
 
 	@Override
 	public void exhaust(String hold, Dimension dimension, String reason, Duration wait, long probeIntervalNanos) {
-		sendIfUp(QuotaScript.exhaust(hold, dimension, reason, wait, probeIntervalNanos, this.redis.time()));
+		signal("exhaustion " + hold, (waited) -> {
+			// a reset that passed meanwhile ends it (an unknown one waits for a probe)
+			Duration left = (wait != null) ? wait.minusNanos(waited) : null;
+			return (left == null || !(left.isNegative() || left.isZero()))
+					? QuotaScript.exhaust(hold, dimension, reason, left, probeIntervalNanos, this.redis.time()) : null;
+		});
 	}
 
 	@Override
 	public void clearExhaustion(String hold) {
-		sendIfUp(QuotaScript.clear(hold, this.redis.time()));
+		signal("exhaustion " + hold, (waited) -> QuotaScript.clear(hold, this.redis.time()));
 	}
 
 	/** Redis's word, or none while it is down: then this replica's own holds stand. */
@@ -375,15 +398,26 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void publishLimit(String key, String field, long limit) {
-		sendIfUp(QuotaScript.publishLimit(key, field, limit, this.redis.time()));
+		signal("limit " + key + " " + field,
+				(waited) -> QuotaScript.publishLimit(key, field, limit, this.redis.time()));
 	}
 
 	/**
-	 * Cluster signals only Redis keeps: while it is down, nobody else would hear them.
+	 * A cluster signal only Redis passes on: sent now, or, while Redis does not answer,
+	 * kept (the latest of its key) and sent when it answers again, before the shared
+	 * books are used.
+	 * @param key what the signal is about
+	 * @param call the script call, given the nanoseconds the signal waited
 	 */
-	private void sendIfUp(QuotaScript.Call call) {
+	private void signal(String key, LongFunction<QuotaScript.Call> call) {
 		if (this.availability.up()) {
-			this.redis.send(call);
+			this.redis.send(call.apply(0));
+			return;
+		}
+		this.signalsWhileDown.keep(key, this.redis.nanoTime(), call);
+		if (this.availability.up()) {
+			// Redis came back as it was kept
+			this.signalsWhileDown.sendAll(this.redis.nanoTime(), this.redis::send);
 		}
 	}
 
@@ -424,22 +458,26 @@ public final class RedisQuotaStore implements QuotaStore {
 	/** Renews leases that are due, or, while Redis is down, looks whether it is back. */
 	private void tick() {
 		if (!this.availability.up()) {
-			this.availability.lookAgain(() -> {
-				this.leases.restore(this.redis);
-				for (Booking.Lease lease : this.releasedWhileDown) {
-					this.releasedWhileDown.remove(lease);
-					this.redis.send(QuotaScript.release(lease, this.redis.time()));
-				}
-				// what the fallback admitted meanwhile, which Redis never saw
-				Instant wall = this.memory.latestWall();
-				List<Charge> handed = this.fallback.handOver(wall);
-				if (!handed.isEmpty()) {
-					this.redis.send(QuotaScript.adjust(handed, this.redis.time(), wall, this.memory.firstUse()));
-				}
-				// what calls booked in Redis used while it was down lands now
-				this.pending.drainTo((corrections, wallNow, bookedAt) -> this.redis.send(
-						QuotaScript.adjust(corrections, this.redis.time(), wallNow, bookedAt, this.memory.firstUse())));
-			});
+			this.availability.lookAgain(() -> this.signalsWhileDown.sendAll(this.redis.nanoTime(), this.redis::send),
+					() -> {
+						// a signal kept as Redis came back
+						this.signalsWhileDown.sendAll(this.redis.nanoTime(), this.redis::send);
+						this.leases.restore(this.redis);
+						for (Booking.Lease lease : this.releasedWhileDown) {
+							this.releasedWhileDown.remove(lease);
+							this.redis.send(QuotaScript.release(lease, this.redis.time()));
+						}
+						// what the fallback admitted meanwhile, which Redis never saw
+						Instant wall = this.memory.latestWall();
+						List<Charge> handed = this.fallback.handOver(wall);
+						if (!handed.isEmpty()) {
+							this.redis
+								.send(QuotaScript.adjust(handed, this.redis.time(), wall, this.memory.firstUse()));
+						}
+						// what calls booked in Redis used while it was down lands now
+						this.pending.drainTo((corrections, wallNow, bookedAt) -> this.redis.send(QuotaScript
+							.adjust(corrections, this.redis.time(), wallNow, bookedAt, this.memory.firstUse())));
+					});
 			return;
 		}
 		this.entries.tick();

@@ -2,12 +2,14 @@ package dev.llmquota.store;
 
 import java.time.Duration;
 
+import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.core.BucketSpec;
 import dev.llmquota.core.Calls;
 import dev.llmquota.core.Demand;
 import dev.llmquota.core.ManualClock;
 import dev.llmquota.core.Pool;
 import dev.llmquota.core.QuotaEngine;
+import dev.llmquota.core.QuotaState;
 import dev.llmquota.core.TestConfigs;
 import dev.llmquota.core.Usage;
 import org.junit.jupiter.api.AfterEach;
@@ -28,8 +30,9 @@ import static org.awaitility.Awaitility.await;
  * Around a Redis outage every correction reaches the books that charged the call: a call
  * booked in the local fallback is corrected there even once Redis is back, and a call
  * booked in Redis that ends while Redis does not answer is corrected in Redis when it
- * answers again. Redis is made unreachable with {@code CLIENT PAUSE}, which keeps its
- * data, so what it holds afterwards can be read.
+ * answers again; and what this replica heard meanwhile (a spent quota, an operator's
+ * reset) reaches the others when Redis is back. Redis is made unreachable with
+ * {@code CLIENT PAUSE}, which keeps its data, so what it holds afterwards can be read.
  */
 @Tag("slow")
 class FailoverCorrectionsTests {
@@ -114,6 +117,81 @@ class FailoverCorrectionsTests {
 		await().atMost(PATIENCE).until(() -> this.store.status().reachable());
 		assertThat(redisRemaining(tokens)).as("Redis, which kept its books, saw nothing of the 250 used meanwhile")
 			.isEqualTo(600 - 120 - 130);
+	}
+
+	/**
+	 * A spent quota heard while Redis does not answer holds this replica's calls, and
+	 * still holds every replica's once Redis answers again: sent then, it was lost, and
+	 * the first call booked in Redis cleared it here too (a certain refusal, ten days
+	 * early).
+	 */
+	@Test
+	void aSpentQuotaHeardWhileRedisIsDownStillHoldsOnceItIsBack() {
+		Pool pool = this.engine.pool("openai", "gpt-4o");
+		goDown();
+		this.engine.exhaust(pool, true, null, "insufficient_quota", this.clock.instant().plus(Duration.ofDays(10)));
+		Calls.Call during = acquire(this.engine, pool, new Demand(10, 10));
+		await().atMost(PATIENCE).until(() -> during.error() != null);
+		assertThat(during.error()).as("in the fallback").isInstanceOf(QuotaExhaustedException.class);
+		await().atMost(PATIENCE).until(() -> this.store.status().reachable());
+		Calls.Call after = acquire(this.engine, pool, new Demand(10, 10));
+		await().atMost(PATIENCE).until(() -> after.admitted() || after.error() != null);
+		assertThat(after.error()).as("with Redis back").isInstanceOf(QuotaExhaustedException.class);
+	}
+
+	/**
+	 * An operator's reset of a spent quota made while Redis does not answer stands once
+	 * it answers again, for every replica; it was lost, and Redis's spent quota came
+	 * back.
+	 */
+	@Test
+	void anOperatorsResetMadeWhileRedisIsDownStandsOnceItIsBack() {
+		Pool pool = this.engine.pool("openai", "gpt-4o");
+		this.engine.exhaust(pool, true, null, "insufficient_quota", this.clock.instant().plus(Duration.ofDays(10)));
+		await().atMost(PATIENCE).until(() -> this.engine.state(pool) == QuotaState.EXHAUSTED);
+		goDown();
+		assertThat(this.engine.resetExhausted("openai", null)).isTrue();
+		Calls.Call during = acquire(this.engine, pool, new Demand(10, 10));
+		await().atMost(PATIENCE).until(() -> during.admitted() || during.error() != null);
+		assertThat(during.admitted()).as("in the fallback").isTrue();
+		during.permit().complete(null);
+		await().atMost(PATIENCE).until(() -> this.store.status().reachable());
+		Calls.Call after = acquire(this.engine, pool, new Demand(10, 10));
+		await().atMost(PATIENCE).until(() -> after.admitted() || after.error() != null);
+		assertThat(after.error()).as("with Redis back").isNull();
+	}
+
+	/**
+	 * A call booked in the fallback that ends once Redis is back used more than it
+	 * reserved: Redis, which was handed its reservation, is charged the rest too, as
+	 * every replica admits on those books; its refunds stay with the fallback's.
+	 */
+	@Test
+	void usageAboveTheReservationOfAFallbackCallEndingOnceRedisIsBackReachesRedis() {
+		Pool pool = this.engine.pool("openai", "gpt-4o");
+		BucketSpec tokens = pool.bucket(TOKENS_PER_MINUTE);
+		pause(Duration.ofMillis(1_500));
+		// booked in the fallback: 100 reserved
+		Calls.Call running = acquire(this.engine, pool, new Demand(10, 90));
+		assertThat(running.admitted()).isTrue();
+		await().atMost(PATIENCE).until(() -> !this.store.status().reachable());
+		await().atMost(PATIENCE).until(() -> this.store.status().reachable());
+		assertThat(redisRemaining(tokens)).as("the reservation, handed over").isEqualTo(600 - 100);
+		// the prompt was 300 tokens, not the 10 estimated: 390 used, 290 above the
+		// reservation
+		running.permit().complete(new Usage(300, 0, 90));
+		Calls.settle(this.engine);
+		assertThat(redisRemaining(tokens)).as("the shared books, once the call ended").isEqualTo(600 - 390);
+	}
+
+	/** Makes Redis unreachable for two seconds, and waits until this replica sees it. */
+	private void goDown() {
+		pause(Duration.ofMillis(2_000));
+		Pool pool = this.engine.pool("openai", "gpt-4o");
+		await().atMost(PATIENCE).until(() -> {
+			this.engine.state(pool);
+			return !this.store.status().reachable();
+		});
 	}
 
 	private void pause(Duration duration) {

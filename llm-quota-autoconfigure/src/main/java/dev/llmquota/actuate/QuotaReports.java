@@ -143,7 +143,8 @@ public final class QuotaReports {
 						gate.inUse()));
 			}
 		}
-		Binding.Bound binding = Binding.of(pool, settings, snapshot.buckets(), this.engine.clock().nanoTime());
+		Binding.Bound binding = Binding.of(pool, settings, snapshot.buckets(), this.engine.clock().nanoTime(),
+				this.engine.penalizedElsewhere(pool));
 		PoolStats stats = pool.stats();
 		PoolStats.RateLimited last = stats.lastRateLimit();
 		return new QuotaReport.PoolReport(pool.provider(), pool.region(), pool.model(), this.engine.state(pool),

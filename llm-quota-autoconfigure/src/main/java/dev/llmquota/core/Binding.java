@@ -4,15 +4,17 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Which dimension binds a pool. A period's cap or money budget that cannot take the
- * pool's mean call now binds first: it refuses every call until its reset. Otherwise, the
- * one that admits the fewest calls per minute for the pool's recent mix of calls: a
+ * Which dimension binds a pool. A quota the provider says is spent binds first, if its
+ * answer named the dimension; then a period's cap or money budget that cannot take the
+ * pool's mean call now: either refuses every call until its reset. Otherwise, the one
+ * that admits the fewest calls per minute for the pool's recent mix of calls: a
  * request-rate limit admits its rate; a token rate admits it divided by the tokens an
  * average call takes; concurrency admits it times a minute over the latency; a daily
  * limit admits a 1,440th of it. Money budgets are spend caps, not rates: they bind only
- * once spent. A provider's rate-limit penalty in force binds next after a spent cap: it
- * too refuses every call, until it ends; then a rate bucket that cannot take the mean
- * call now (lowered by a provider's report, say), the one that holds it longest, until it
+ * once spent. A provider's rate-limit penalty in force, heard by this process or another
+ * sharing its store, binds next after a spent cap, if its 429 named the dimension: it too
+ * refuses every call, until it ends; then a rate bucket that cannot take the mean call
+ * now (lowered by a provider's report, say), the one that holds it longest, until it
  * refills.
  */
 public final class Binding {
@@ -31,8 +33,7 @@ public final class Binding {
 	}
 
 	/**
-	 * Returns what binds a pool: a spent period's cap or budget among its buckets, else a
-	 * provider's penalty in force, else the rate that admits the fewest calls.
+	 * Returns what binds a pool as this process alone heard the provider.
 	 * @param pool the pool
 	 * @param settings the engine's settings
 	 * @param buckets the pool's buckets as the books hold them now (its account's too)
@@ -40,6 +41,31 @@ public final class Binding {
 	 * @return what binds, or {@code null} if nothing limits the pool
 	 */
 	public static Bound of(Pool pool, QuotaSettings settings, List<PoolSnapshot.BucketSnapshot> buckets, long now) {
+		return of(pool, settings, buckets, now, null);
+	}
+
+	/**
+	 * Returns what binds a pool: a spent quota the provider named, else a spent period's
+	 * cap or budget among its buckets, else a provider's penalty in force, else the rate
+	 * that admits the fewest calls.
+	 * @param pool the pool
+	 * @param settings the engine's settings
+	 * @param buckets the pool's buckets as the books hold them now (its account's too)
+	 * @param now the monotonic time
+	 * @param penalizedElsewhere a penalty in force that another process sharing the store
+	 * heard, or {@code null}
+	 * @return what binds, or {@code null} if nothing limits the pool
+	 */
+	public static Bound of(Pool pool, QuotaSettings settings, List<PoolSnapshot.BucketSnapshot> buckets, long now,
+			Bound penalizedElsewhere) {
+		Sanctions.Exhaustion spent = pool.sanctions().exhaustion(now);
+		if (spent != null && spent.dimension() != null) {
+			return named(pool, spent.dimension());
+		}
+		Sanctions.Exhaustion accountSpent = pool.account().sanctions().exhaustion(now);
+		if (accountSpent != null && accountSpent.dimension() != null) {
+			return new Bound(BucketSpec.Scope.ACCOUNT, accountSpent.dimension());
+		}
 		Demand mix = pool.stats().meanDemand();
 		if (mix == null) {
 			mix = new Demand(0, pool.spec().defaultMaxTokens());
@@ -53,9 +79,14 @@ public final class Binding {
 		}
 		Dimension penalized = pool.sanctions().penalized(now);
 		if (penalized != null) {
-			boolean own = pool.limits().asMap().containsKey(penalized)
-					|| !pool.account().limits().asMap().containsKey(penalized);
-			return new Bound(own ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, penalized);
+			return named(pool, penalized);
+		}
+		Dimension accountPenalized = pool.account().sanctions().penalized(now);
+		if (accountPenalized != null) {
+			return new Bound(BucketSpec.Scope.ACCOUNT, accountPenalized);
+		}
+		if (penalizedElsewhere != null) {
+			return penalizedElsewhere;
 		}
 		Bound held = null;
 		double longest = 0;
@@ -93,6 +124,19 @@ public final class Binding {
 			}
 		}
 		return binding;
+	}
+
+	/**
+	 * Returns a dimension a provider named for a pool's hold, in the scope whose limit it
+	 * is: the pool's, unless only its account has that limit.
+	 * @param pool the pool
+	 * @param dimension the dimension
+	 * @return the bound
+	 */
+	public static Bound named(Pool pool, Dimension dimension) {
+		boolean own = pool.limits().asMap().containsKey(dimension)
+				|| !pool.account().limits().asMap().containsKey(dimension);
+		return new Bound(own ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, dimension);
 	}
 
 	private static double callsPerMinute(Dimension dimension, long enforced, Demand mix, Pool pool) {

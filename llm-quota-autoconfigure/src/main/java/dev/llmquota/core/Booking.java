@@ -109,7 +109,7 @@ public sealed interface Booking
 	 * call beyond its latest start.
 	 *
 	 * @param sanctions the key of the sanctions
-	 * @param dimension the dimension the provider named
+	 * @param dimension the dimension the provider named, or {@code null} if none
 	 * @param waitNanos nanoseconds from the booking time until the penalty ends
 	 */
 	record Penalized(String sanctions, Dimension dimension, long waitNanos) implements Booking {

@@ -21,7 +21,7 @@ public interface ClusterSignals {
 	/**
 	 * Publishes a provider rate-limit penalty to every process sharing the store.
 	 * @param hold the hold's key
-	 * @param dimension the dimension the provider named
+	 * @param dimension the dimension the provider named, or {@code null} if none
 	 * @param waitNanos how long from now the penalty lasts
 	 */
 	default void penalize(String hold, Dimension dimension, long waitNanos) {

@@ -64,10 +64,10 @@ final class ProviderSignals {
 		if (pool.spec().mode() == Mode.OFF) {
 			return;
 		}
-		Dimension named = (dimension != null) ? dimension : Dimension.REQUESTS_PER_MINUTE;
-		pool.sanctions().penalize(named, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
+		// a 429 that named no dimension holds the pool all the same, naming none
+		pool.sanctions().penalize(dimension, Arith.saturatedAdd(this.clock.nanoTime(), wait.toNanos()));
 		// other processes sharing the store wait too, instead of each finding out alone
-		this.store.penalize(pool.sanctionsKey(), named, wait.toNanos());
+		this.store.penalize(pool.sanctionsKey(), dimension, wait.toNanos());
 	}
 
 	void rateLimited(Pool pool, Dimension dimension, Duration wait) {

@@ -115,8 +115,10 @@ abstract class QueueBooks implements SharedBooks<Waiter> {
 		switch (hold) {
 			case PENALTY -> {
 				Dimension dimension = waiter.pool.sanctions().penalized(this.now);
+				boolean pool = dimension != null || waiter.pool.sanctions().penaltyEnd(this.now) > this.now;
+				// null where the provider's refusal named no dimension
 				waiter.blockedBy((dimension != null) ? dimension : this.account.sanctions().penalized(this.now),
-						(dimension != null) ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, false);
+						pool ? BucketSpec.Scope.POOL : BucketSpec.Scope.ACCOUNT, false);
 			}
 			case GATE -> {
 				InFlightGate bound = waiter.gateUses.get(gate).gate();

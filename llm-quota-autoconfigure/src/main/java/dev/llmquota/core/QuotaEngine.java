@@ -284,6 +284,28 @@ public final class QuotaEngine implements AutoCloseable {
 		return worse(account.sanctions().state(this.clock.nanoTime()), shared(account.sanctionsKey()));
 	}
 
+	/**
+	 * Returns a provider's penalty in force on a pool that another process sharing the
+	 * store heard, as it binds, for the endpoint.
+	 * @param pool the pool
+	 * @return the penalty's dimension and scope, or {@code null} if none, if its refusal
+	 * named no dimension, or if the store is this process's own
+	 */
+	public Binding.Bound penalizedElsewhere(Pool pool) {
+		if (!this.store.shared()) {
+			return null;
+		}
+		SharedHold own = this.store.hold(pool.sanctionsKey());
+		SharedHold account = this.store.hold(pool.account().sanctionsKey());
+		long ownNanos = (own != null && own.penalized() != null) ? own.penaltyNanos() : 0;
+		long accountNanos = (account != null && account.penalized() != null) ? account.penaltyNanos() : 0;
+		if (ownNanos <= 0 && accountNanos <= 0) {
+			return null;
+		}
+		return (ownNanos >= accountNanos) ? Binding.named(pool, own.penalized())
+				: new Binding.Bound(BucketSpec.Scope.ACCOUNT, account.penalized());
+	}
+
 	private QuotaState shared(String hold) {
 		SharedHold held = this.store.shared() ? this.store.hold(hold) : null;
 		return (held != null) ? held.state() : QuotaState.OK;

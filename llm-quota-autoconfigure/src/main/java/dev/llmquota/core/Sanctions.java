@@ -89,8 +89,16 @@ final class Sanctions {
 
 	}
 
+	/**
+	 * Holds calls until a time.
+	 * @param dimension what the provider's refusal named, or {@code null} if nothing: the
+	 * penalty holds all the same, and names no dimension
+	 * @param untilNanos the monotonic end
+	 */
 	synchronized void penalize(Dimension dimension, long untilNanos) {
-		this.penalties.merge(dimension, untilNanos, Math::max);
+		if (dimension != null) {
+			this.penalties.merge(dimension, untilNanos, Math::max);
+		}
 		this.latestPenaltyEnd = Math.max(this.latestPenaltyEnd, untilNanos);
 	}
 
@@ -103,7 +111,10 @@ final class Sanctions {
 		return (end > now) ? end : Long.MIN_VALUE;
 	}
 
-	/** Returns the dimension whose penalty lasts longest now, or {@code null}. */
+	/**
+	 * Returns the dimension whose penalty lasts longest now, of those a refusal named, or
+	 * {@code null}.
+	 */
 	synchronized Dimension penalized(long now) {
 		Dimension longest = null;
 		long end = now;

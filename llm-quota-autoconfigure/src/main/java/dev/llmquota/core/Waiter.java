@@ -245,7 +245,11 @@ final class Waiter implements Admission.Call {
 	}
 
 	String blocker() {
-		Dimension dimension = (this.blockedOn != null) ? this.blockedOn : Dimension.REQUESTS_PER_MINUTE;
+		if (this.blockedOn == null) {
+			// only a penalty names nothing: a 429 that named no dimension
+			return this.blockedScope.id() + " rate limit (the provider named no dimension)";
+		}
+		Dimension dimension = this.blockedOn;
 		String what = this.blockedScope.id() + " " + dimension.id();
 		if (this.blockedInFlight && dimension != Dimension.CONCURRENT_REQUESTS) {
 			return what + " in-flight bound (rate x latency)";

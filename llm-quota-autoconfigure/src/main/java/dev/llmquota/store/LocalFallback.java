@@ -104,8 +104,9 @@ final class LocalFallback {
 
 	/**
 	 * Corrects a booking made here whose reservation Redis was handed as it answered
-	 * again: in these books alone, not recorded to be handed over (its charges go to Redis
-	 * as they are made; recorded too, one made as Redis came back would reach it twice).
+	 * again: in these books alone, not recorded to be handed over (its charges go to
+	 * Redis as they are made; recorded too, one made as Redis came back would reach it
+	 * twice).
 	 */
 	void adjustHandedOver(List<Charge> corrections, long now, Instant wallNow) {
 		this.books.adjust(scaled(corrections), now, wallNow);

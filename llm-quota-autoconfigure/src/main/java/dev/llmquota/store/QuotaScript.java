@@ -159,7 +159,8 @@ final class QuotaScript {
 		}
 		String hold = request.sanctions().get(index - buckets - slots);
 		if (status == 2) {
-			return new Booking.Penalized(hold, Dimension.fromId(string(reply, 4)),
+			String dimension = string(reply, 4);
+			return new Booking.Penalized(hold, dimension.isEmpty() ? null : Dimension.fromId(dimension),
 					(number(reply, 3) - redisNow) * NANOS_PER_MICRO);
 		}
 		String dimension = string(reply, 3);
@@ -312,8 +313,8 @@ final class QuotaScript {
 	}
 
 	static Call penalize(String hold, Dimension dimension, long waitNanos, String time) {
-		return new Call(List.of(hold),
-				List.of("penalize", time, dimension.id(), Long.toString(Math.max(0, waitNanos) / NANOS_PER_MICRO)));
+		return new Call(List.of(hold), List.of("penalize", time, (dimension != null) ? dimension.id() : "",
+				Long.toString(Math.max(0, waitNanos) / NANOS_PER_MICRO)));
 	}
 
 	static Call exhaust(String hold, Dimension dimension, String reason, Duration wait, long probeIntervalNanos,

@@ -371,7 +371,7 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void penalize(String hold, Dimension dimension, long waitNanos) {
-		signal("penalty " + hold + " " + dimension.id(), (waited) -> (waitNanos > waited)
+		signal("penalty " + hold + " " + ((dimension != null) ? dimension.id() : ""), (waited) -> (waitNanos > waited)
 				? QuotaScript.penalize(hold, dimension, waitNanos - waited, this.redis.time()) : null);
 	}
 

@@ -26,6 +26,7 @@ import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException
 
 import static dev.llmquota.core.Dimension.CONCURRENT_REQUESTS;
 import static dev.llmquota.core.Dimension.INPUT_TOKENS_PER_MINUTE;
+import static dev.llmquota.core.Dimension.REQUESTS_PER_DAY;
 import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
 import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
 import static dev.llmquota.core.TestConfigs.limits;
@@ -81,6 +82,45 @@ class QuotaReportsTests {
 		assertThat(held.binding()).isEqualTo("requests-per-minute");
 		this.clock.advance(Duration.ofSeconds(31));
 		assertThat(reports.report(null).pools().get(0).binding()).isEqualTo("tokens-per-minute");
+	}
+
+	/**
+	 * A 429 that names no dimension holds the pool, but names no bucket: binding stays
+	 * the one computed, named as in {@code dimensions}, not a requests-per-minute the
+	 * pool has no limit on (raising which would change nothing).
+	 */
+	@Test
+	void aPenaltyNamingNoDimensionLeavesTheBindingAsComputed() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		Calls.acquire(engine, pool, new Demand(1_000, 200)).permit().complete(new Usage(1_000, 0, 200));
+		engine.rateLimited(pool, null, Duration.ofSeconds(30));
+		QuotaReport.PoolReport report = new QuotaReports(engine).report(null).pools().get(0);
+		assertThat(report.state()).isEqualTo(QuotaState.THROTTLED);
+		assertThat(report.lastRateLimit().dimension()).isEqualTo("unknown");
+		assertThat(report.binding()).isEqualTo("tokens-per-minute");
+		assertThat(Calls.acquire(engine, pool, new Demand(1_000, 200)).admitted()).as("held all the same").isFalse();
+	}
+
+	/**
+	 * A per-day quota the provider says is spent (another service used it: the local
+	 * count has room) refuses every call until its reset: it binds.
+	 */
+	@Test
+	void aPerDayQuotaTheProviderSaysIsSpentBinds() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("gemini", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 30_000, REQUESTS_PER_DAY, 1_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "gemini");
+		Calls.acquire(engine, pool, new Demand(1_000, 200)).permit().complete(new Usage(1_000, 0, 200));
+		engine.exhaust(pool, false, REQUESTS_PER_DAY, "per-day quota", this.clock.instant().plus(Duration.ofHours(5)));
+		QuotaReport.PoolReport report = new QuotaReports(engine).report(null).pools().get(0);
+		assertThat(report.state()).isEqualTo(QuotaState.EXHAUSTED);
+		assertThat(report.binding()).isEqualTo("requests-per-day");
 	}
 
 	/**

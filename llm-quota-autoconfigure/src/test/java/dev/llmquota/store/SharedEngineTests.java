@@ -8,6 +8,7 @@ import java.util.Properties;
 import dev.llmquota.BudgetExhaustedException;
 import dev.llmquota.QuotaExhaustedException;
 import dev.llmquota.QuotaWaitTimeoutException;
+import dev.llmquota.actuate.QuotaReports;
 import dev.llmquota.core.Accounting;
 import dev.llmquota.core.Calls;
 import dev.llmquota.core.Cost;
@@ -391,6 +392,30 @@ class SharedEngineTests {
 		await().atMost(PATIENCE).until(() -> two.state(pool(two)) == QuotaState.THROTTLED);
 		this.clock.advance(Duration.ofSeconds(21));
 		await().atMost(PATIENCE).until(() -> two.state(pool(two)) == QuotaState.OK);
+	}
+
+	/**
+	 * A provider's penalty on requests-per-minute, heard by one replica, holds every
+	 * replica's calls: every replica's endpoint names it as what binds, not only the one
+	 * that heard it.
+	 */
+	@Test
+	void aPenaltyOneReplicaHeardBindsOnEveryReplicasEndpoint() {
+		QuotaEngine one = replica(tokensAndRequests());
+		QuotaEngine two = replica(tokensAndRequests());
+		Calls.Call call = acquire(two, pool(two), new Demand(1_000, 200));
+		await().atMost(PATIENCE).until(call::admitted);
+		call.permit().complete(new Usage(1_000, 0, 200));
+		assertThat(new QuotaReports(two).report(null).pools().get(0).binding()).isEqualTo("tokens-per-minute");
+		one.rateLimited(pool(one), REQUESTS_PER_MINUTE, Duration.ofSeconds(30));
+		await().atMost(PATIENCE).until(() -> two.state(pool(two)) == QuotaState.THROTTLED);
+		assertThat(new QuotaReports(two).report(null).pools().get(0).binding()).isEqualTo("requests-per-minute");
+	}
+
+	private static TestConfigs tokensAndRequests() {
+		return TestConfigs.provider()
+			.inFlightGate(false)
+			.model("gpt-4o", limits(REQUESTS_PER_MINUTE, 500, TOKENS_PER_MINUTE, 30_000));
 	}
 
 	/**

@@ -226,13 +226,14 @@ abstract class QueueBooks implements SharedBooks<Waiter> {
 	}
 
 	static QuotaWaitTimeoutException timeoutException(Waiter waiter, long now) {
-		Dimension dimension = (waiter.blockedOn() != null) ? waiter.blockedOn() : Dimension.REQUESTS_PER_MINUTE;
+		// none where a 429 that named no dimension held it
+		String dimension = (waiter.blockedOn() != null) ? waiter.blockedOn().id() : "unknown";
 		// when its buckets (or a penalty) would admit it, as last computed; unknown while
 		// an in-flight bound or the head of the queue held it
 		long availableAt = waiter.availableAt();
 		Duration retryAfter = (availableAt > now) ? Duration.ofNanos(availableAt - now) : null;
 		return new QuotaWaitTimeoutException(waiter.pool.provider(), waiter.pool.region(), waiter.pool.model(),
-				dimension.id(), waiter.blocker(), Duration.ofNanos(now - waiter.enqueuedAt), retryAfter);
+				dimension, waiter.blocker(), Duration.ofNanos(now - waiter.enqueuedAt), retryAfter);
 	}
 
 	static BudgetExhaustedException budgetException(Waiter waiter, BucketSpec bucket, Instant wallNow, long waitNanos) {

@@ -155,6 +155,25 @@ class QuotaEngineTests {
 		assertThat(timeout.getMessage()).contains("within 4s").contains("in 20s");
 	}
 
+	/**
+	 * A call held past its max-wait by a 429 that named no dimension says so, instead of
+	 * blaming a requests-per-minute limit the pool does not have.
+	 */
+	@Test
+	void aWaitHeldByAPenaltyNamingNoDimensionTimesOutSayingSo() {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.model("m", limits(TOKENS_PER_MINUTE, 10_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		Pool pool = engine.pool("openai", "m");
+		engine.rateLimited(pool, null, Duration.ofSeconds(30));
+		Calls.Call held = acquire(engine, pool, new Demand(100, 0), null, Duration.ofSeconds(2));
+		this.clock.advance(Duration.ofSeconds(2));
+		QuotaWaitTimeoutException timeout = (QuotaWaitTimeoutException) held.error();
+		assertThat(timeout.getDimension()).isEqualTo("unknown");
+		assertThat(timeout.getMessage()).contains("named no dimension").doesNotContain("requests-per-minute");
+	}
+
 	@ParameterizedTest
 	@EnumSource(TestStores.Kind.class)
 	void oversizedCallIsAdmittedWhenTheBucketIsFullAndChargedInFull(TestStores.Kind store) {

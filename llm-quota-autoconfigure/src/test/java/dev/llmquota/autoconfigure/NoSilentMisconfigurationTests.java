@@ -698,6 +698,16 @@ class NoSilentMisconfigurationTests {
 		});
 		withVariables(Map.of("LLM_QUOTA_PROVIDERS_OPENAI_HEADERS_AUTHORIZATION", "Bearer secret"))
 			.run((context) -> assertThat(context).hasNotFailed());
+		// the fix the message gives: the variable, still bound by Spring Boot as api.key
+		// too, is read through the placeholder, and that copy is not sent
+		withVariables(Map.of("LLM_QUOTA_PROVIDERS_OPENAI_HEADERS_API_KEY", "secret"))
+			.withPropertyValues(
+					"llm.quota.providers.openai.headers.api-key=${LLM_QUOTA_PROVIDERS_OPENAI_HEADERS_API_KEY}")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(LlmQuotaProperties.class).getProviders().get("openai").getHeaders())
+					.containsOnlyKeys("api-key");
+			});
 	}
 
 	private ApplicationContextRunner withVariables(Map<String, Object> variables) {

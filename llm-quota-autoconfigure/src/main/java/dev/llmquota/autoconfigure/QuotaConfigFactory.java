@@ -224,7 +224,7 @@ final class QuotaConfigFactory {
 		if (model.getDefaultMaxTokens() < 1) {
 			throw new InvalidQuotaPropertyException(prefix + "default-max-tokens", model.getDefaultMaxTokens(),
 					"a call that names no output ceiling would reserve no output, though the provider counts what it"
-							+ " generates",
+							+ " generates (calls to embeddings endpoints reserve none whatever it says)",
 					"set the ceiling used when a call names none, the model's output limit, for example 4096.");
 		}
 		if (model.getOutputBurndown() < 1) {

@@ -95,12 +95,15 @@ final class ProviderSignals {
 	}
 
 	void succeeded(QuotaPermit permit) {
-		permit.pool().sanctions().succeeded(permit.admittedAt());
-		permit.pool().account().sanctions().succeeded(permit.admittedAt());
-		if (permit.booking().probe()) {
-			// a shared store let this call through a spent quota: it is back,
-			// for everyone
+		boolean pool = permit.pool().sanctions().succeeded(permit.admittedAt());
+		boolean account = permit.pool().account().sanctions().succeeded(permit.admittedAt());
+		// a call through a spent quota (a shared store's probe, or this process's own,
+		// as its local books let one through while Redis did not answer): it is back,
+		// for everyone
+		if (pool || permit.booking().probe()) {
 			this.store.clearExhaustion(permit.pool().sanctionsKey());
+		}
+		if (account || permit.booking().probe()) {
 			this.store.clearExhaustion(permit.pool().account().sanctionsKey());
 		}
 	}

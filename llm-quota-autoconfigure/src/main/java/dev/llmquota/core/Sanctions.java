@@ -171,17 +171,18 @@ final class Sanctions {
 	 * Ends an exhaustion because a call succeeded, but only a call admitted after the
 	 * provider said the quota was spent (a probe): an older call's success proves
 	 * nothing.
+	 * @return whether it ended one
 	 */
-	void succeeded(long admittedAt) {
-		if (this.exhaustion != null) {
-			succeededLocked(admittedAt);
-		}
+	boolean succeeded(long admittedAt) {
+		return this.exhaustion != null && succeededLocked(admittedAt);
 	}
 
-	private synchronized void succeededLocked(long admittedAt) {
+	private synchronized boolean succeededLocked(long admittedAt) {
 		if (this.exhaustion != null && admittedAt >= this.exhaustion.since()) {
 			this.exhaustion = null;
+			return true;
 		}
+		return false;
 	}
 
 	synchronized QuotaState state(long now) {

@@ -371,8 +371,16 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void penalize(String hold, Dimension dimension, long waitNanos) {
-		signal("penalty " + hold + " " + ((dimension != null) ? dimension.id() : ""), (waited) -> (waitNanos > waited)
-				? QuotaScript.penalize(hold, dimension, waitNanos - waited, this.redis.time()) : null);
+		String key = "penalty " + hold + " " + ((dimension != null) ? dimension.id() : "");
+		LongFunction<QuotaScript.Call> call = (waited) -> (waitNanos > waited)
+				? QuotaScript.penalize(hold, dimension, waitNanos - waited, this.redis.time()) : null;
+		if (this.availability.up()) {
+			this.signalsWhileDown.drop(key);
+			this.redis.send(call.apply(0));
+			return;
+		}
+		this.signalsWhileDown.keepLongest(key, this.redis.nanoTime(), waitNanos, call);
+		sendIfBack();
 	}
 
 	@Override
@@ -411,12 +419,18 @@ public final class RedisQuotaStore implements QuotaStore {
 	 */
 	private void signal(String key, LongFunction<QuotaScript.Call> call) {
 		if (this.availability.up()) {
+			// one kept as Redis came back, older, must not follow it
+			this.signalsWhileDown.drop(key);
 			this.redis.send(call.apply(0));
 			return;
 		}
-		this.signalsWhileDown.keep(key, this.redis.nanoTime(), call);
+		this.signalsWhileDown.keepLatest(key, this.redis.nanoTime(), call);
+		sendIfBack();
+	}
+
+	/** Sends what is kept if Redis came back as it was kept. */
+	private void sendIfBack() {
 		if (this.availability.up()) {
-			// Redis came back as it was kept
 			this.signalsWhileDown.sendAll(this.redis.nanoTime(), this.redis::send);
 		}
 	}

@@ -162,6 +162,31 @@ class FailoverCorrectionsTests {
 	}
 
 	/**
+	 * A spent quota heard in an outage whose probe, in the same outage, finds it back:
+	 * Redis is not told it is spent when it answers again (every replica would fail fast
+	 * until Redis's own probe, minutes later).
+	 */
+	@Test
+	void aSpentQuotaAProbeFoundBackInTheOutageIsNotSpentOnceRedisIsBack() {
+		Pool pool = this.engine.pool("openai", "gpt-4o");
+		goDown();
+		this.engine.exhaust(pool, false, null, "insufficient_quota", null);
+		this.clock.advance(Duration.ofMinutes(5));
+		Calls.Call probe = acquire(this.engine, pool, new Demand(10, 10));
+		await().atMost(PATIENCE).until(() -> probe.admitted() || probe.error() != null);
+		assertThat(probe.admitted()).as("the probe, in the fallback").isTrue();
+		// answered: the quota is back
+		this.engine.succeeded(probe.permit());
+		probe.permit().complete(new Usage(10, 0, 10));
+		Calls.settle(this.engine);
+		assertThat(this.engine.state(pool)).as("this replica, the probe answered").isEqualTo(QuotaState.OK);
+		await().atMost(PATIENCE).until(() -> this.store.status().reachable());
+		Calls.Call after = acquire(this.engine, pool, new Demand(10, 10));
+		await().atMost(PATIENCE).until(() -> after.admitted() || after.error() != null);
+		assertThat(after.error()).as("with Redis back").isNull();
+	}
+
+	/**
 	 * A call booked in the fallback that ends once Redis is back used more than it
 	 * reserved: Redis, which was handed its reservation, is charged the rest too, as
 	 * every replica admits on those books; its refunds stay with the fallback's.

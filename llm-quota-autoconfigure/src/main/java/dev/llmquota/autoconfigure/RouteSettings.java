@@ -88,8 +88,7 @@ final class RouteSettings {
 			String apiVersion = target.getApiVersion();
 			if (apiVersion != null && !API_VERSION.matcher(apiVersion).matches()) {
 				// left empty (a placeholder's empty default), every routed call would
-				// send
-				// ?api-version= and be refused
+				// send an empty api-version, which Azure refuses
 				throw new InvalidQuotaPropertyException(at + "api-version", apiVersion,
 						"it is no api-version Azure reads (empty, or with characters a version never has)",
 						"set the version the deployment serves, for example 2024-10-21, or remove the property to"

@@ -371,16 +371,10 @@ public final class RedisQuotaStore implements QuotaStore {
 
 	@Override
 	public void penalize(String hold, Dimension dimension, long waitNanos) {
-		String key = "penalty " + hold + " " + ((dimension != null) ? dimension.id() : "");
-		LongFunction<QuotaScript.Call> call = (waited) -> (waitNanos > waited)
-				? QuotaScript.penalize(hold, dimension, waitNanos - waited, this.redis.time()) : null;
-		if (this.availability.up()) {
-			this.signalsWhileDown.drop(key);
-			this.redis.send(call.apply(0));
-			return;
-		}
-		this.signalsWhileDown.keepLongest(key, this.redis.nanoTime(), waitNanos, call);
-		sendIfBack();
+		signal("penalty " + hold + " " + ((dimension != null) ? dimension.id() : ""),
+				(waited) -> (waitNanos > waited)
+						? QuotaScript.penalize(hold, dimension, waitNanos - waited, this.redis.time()) : null,
+				waitNanos);
 	}
 
 	@Override
@@ -418,19 +412,31 @@ public final class RedisQuotaStore implements QuotaStore {
 	 * @param call the script call, given the nanoseconds the signal waited
 	 */
 	private void signal(String key, LongFunction<QuotaScript.Call> call) {
+		signal(key, call, -1);
+	}
+
+	/**
+	 * A cluster signal, as {@link #signal(String, LongFunction)}.
+	 * @param key what the signal is about
+	 * @param call the script call, given the nanoseconds the signal waited
+	 * @param lasting how long it lasts, where of those kept for its key the one that ends
+	 * last stands (a penalty); -1 where the latest stands
+	 */
+	private void signal(String key, LongFunction<QuotaScript.Call> call, long lasting) {
 		if (this.availability.up()) {
 			// one kept as Redis came back, older, must not follow it
 			this.signalsWhileDown.drop(key);
 			this.redis.send(call.apply(0));
 			return;
 		}
-		this.signalsWhileDown.keepLatest(key, this.redis.nanoTime(), call);
-		sendIfBack();
-	}
-
-	/** Sends what is kept if Redis came back as it was kept. */
-	private void sendIfBack() {
+		if (lasting >= 0) {
+			this.signalsWhileDown.keepLongest(key, this.redis.nanoTime(), lasting, call);
+		}
+		else {
+			this.signalsWhileDown.keepLatest(key, this.redis.nanoTime(), call);
+		}
 		if (this.availability.up()) {
+			// Redis came back as it was kept
 			this.signalsWhileDown.sendAll(this.redis.nanoTime(), this.redis::send);
 		}
 	}

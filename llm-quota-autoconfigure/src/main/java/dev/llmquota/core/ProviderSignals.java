@@ -123,6 +123,14 @@ final class ProviderSignals {
 		}
 		else {
 			Pool pool = this.pools.existingPool(entry, provider, model);
+			SharedHold shared = this.store.shared() ? this.store.hold(entry.account.sanctionsKey()) : null;
+			if (entry.account.sanctions().exhaustion(this.clock.nanoTime()) != null
+					|| (shared != null && shared.exhausted())) {
+				// the model's calls would still fail, through their account
+				throw new IllegalArgumentException(
+						"Provider '" + provider + "''s whole account is exhausted (a" + " billing answer, not one of "
+								+ model + "'s quotas): reset it without 'model', which" + " lifts it for every model");
+			}
 			had = pool.sanctions().clearExhaustion();
 			this.store.clearExhaustion(pool.sanctionsKey());
 		}

@@ -251,6 +251,8 @@ public final class QuotaEngine implements AutoCloseable {
 	 * @param provider the provider entry
 	 * @param model the model, or {@code null} for the account and every pool of the entry
 	 * @return whether anything was exhausted
+	 * @throws IllegalArgumentException for a model with no pool, or a model while its
+	 * whole account is exhausted (its reset would change nothing)
 	 */
 	public boolean resetExhausted(String provider, String model) {
 		return this.signals.resetExhausted(provider, model);

@@ -284,6 +284,28 @@ class QuotaReportsTests {
 	 * What the write operation cannot set is the operator's mistake, a 400 naming it, not
 	 * a 500; and a rejected change resets nothing it came with.
 	 */
+	/**
+	 * A model's reset while the whole account is spent (a billing answer) would change
+	 * nothing: a 400 says so and how to lift it, instead of a 200 that leaves every call
+	 * failing.
+	 */
+	@Test
+	void aModelsResetWhileTheWholeAccountIsSpentIsA400SayingHowToLiftIt() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		LlmQuotaEndpoint endpoint = new LlmQuotaEndpoint(engine);
+		Pool pool = engine.pool("openai", "gpt-4o");
+		engine.exhaust(pool, true, null, "insufficient_quota", null);
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> endpoint.update("openai", "gpt-4o", true, null, null))
+			.withMessageContaining("whole account")
+			.withMessageContaining("without 'model'");
+		assertThat(engine.state(pool)).isEqualTo(QuotaState.EXHAUSTED);
+		endpoint.update("openai", null, true, null, null);
+		assertThat(engine.state(pool)).isEqualTo(QuotaState.OK);
+	}
+
 	@Test
 	void whatTheWriteOperationCannotSetIsA400NamingItAndChangesNothing() {
 		QuotaEngine engine = TestConfigs.provider()

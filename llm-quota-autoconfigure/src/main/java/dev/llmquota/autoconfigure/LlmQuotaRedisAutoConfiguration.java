@@ -62,6 +62,14 @@ public final class LlmQuotaRedisAutoConfiguration {
 		}
 		QuotaConfigFactory.positive(prefix + "lease-time", redis.getLeaseTime(), "for example 30s (the default)");
 		QuotaConfigFactory.positive(prefix + "timeout", redis.getTimeout(), "for example 500ms (the default)");
+		if (redis.getTimeout().compareTo(redis.getLeaseTime()) >= 0) {
+			// a live call's lease would lapse while its renewal is still awaited, its
+			// slot taken by another call
+			throw new InvalidQuotaPropertyException(prefix + "timeout", redis.getTimeout(),
+					"it must be shorter than " + prefix + "lease-time (" + redis.getLeaseTime()
+							+ "), within which a live call's lease is renewed",
+					"set a timeout of about 500ms (the default), or raise " + prefix + "lease-time.");
+		}
 		QuotaConfigFactory.positive(prefix + "reconnect-delay", redis.getReconnectDelay(),
 				"for example 1s (the default)");
 		return new RedisQuotaStore.Settings(RedisQuotaStore.OnFailure.valueOf(redis.getOnFailure().name()), share,

@@ -195,6 +195,12 @@ final class QuotaConfigFactory {
 		}
 		Optional<ProviderSpec.MatchHeader> matchHeader = matchHeader(prefix + "match-header.",
 				provider.getMatchHeader());
+		if (provider.getRegion() != null && provider.getRegion().isBlank()) {
+			// a placeholder with nothing set, say: the pools' label would be empty
+			throw new InvalidQuotaPropertyException(prefix + "region", provider.getRegion(),
+					"a region label cannot be empty",
+					"set the entry's region, for example eastus, or remove the property (the label is then default).");
+		}
 		String region = (provider.getRegion() != null) ? provider.getRegion() : "default";
 		return new ProviderSpec(id, baseUrl, dialect.id(), region, zone, account, provider.getBurstWindow(),
 				provider.isInFlightGate(), models, Optional.ofNullable(template), unlisted, matchHeader,
@@ -231,6 +237,13 @@ final class QuotaConfigFactory {
 			throw new InvalidQuotaPropertyException(prefix + "output-burndown", model.getOutputBurndown(),
 					"each output token counts at least once",
 					"set 1 (the default), or the provider's factor such as 5.");
+		}
+		for (int i = 0; i < model.getAliases().size(); i++) {
+			String alias = model.getAliases().get(i);
+			if (alias == null || alias.isBlank()) {
+				throw new InvalidQuotaPropertyException(prefix + "aliases[" + i + "]", alias, "an alias is empty",
+						"list the model ids calls send, for example gpt-4o-2024-08-06, or remove the empty one.");
+			}
 		}
 		String name = (model.getName() != null && !model.getName().isBlank()) ? model.getName() : key;
 		String tokenizer = (model.getTokenizer() != null) ? model.getTokenizer() : defaultTokenizer(dialect);

@@ -39,6 +39,8 @@ class InvalidConfigurationTests {
 			llm.quota.providers.openai.models.gpt-4o.tokenizer          | chars:4000 | chars:4
 			llm.quota.providers.openai.models.gpt-4o.tokenizer          | chars:0.01 | chars:4
 			llm.quota.providers.openai.match-header.name                | OpenAI-Project: | OpenAI-Project
+			llm.quota.providers.openai.region                           | ''        | eastus
+			llm.quota.providers.openai.models.gpt-4o.aliases[0]         | ''        | gpt-4o-2024-08-06
 			""")
 	void stopsStartUpNamingThePropertyAndTheFix(String property, String value, String example) {
 		this.runner.withPropertyValues(property + "=" + value).run((context) -> {

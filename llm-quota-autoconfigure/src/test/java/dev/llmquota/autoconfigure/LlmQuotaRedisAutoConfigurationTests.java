@@ -67,6 +67,23 @@ class LlmQuotaRedisAutoConfigurationTests {
 		});
 	}
 
+	/**
+	 * A timeout as long as the lease time would let a live call's lease lapse while its
+	 * renewal is still awaited, freeing its slot for another call.
+	 */
+	@Test
+	void aTimeoutAsLongAsTheLeaseTimeStopsStartUpNamingBoth() {
+		this.runner
+			.withPropertyValues("llm.quota.backend=redis", "llm.quota.redis.lease-time=30s",
+					"llm.quota.redis.timeout=30s")
+			.run((context) -> {
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.redis.timeout")
+					.contains("llm.quota.redis.lease-time");
+				assertThat(analysis.getAction()).contains("500ms");
+			});
+	}
+
 	@Test
 	void lettuceReconnectsAtLeastEverySecondSoReplicasGoBackToTheSharedBooksTogether() {
 		this.runner.withPropertyValues("llm.quota.backend=redis").run((context) -> {

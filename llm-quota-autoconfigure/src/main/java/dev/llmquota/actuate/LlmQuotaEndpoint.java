@@ -93,6 +93,10 @@ public class LlmQuotaEndpoint {
 					+ ((dimension != null) ? "'dimension'" : "'limit'"));
 		}
 		try {
+			if (Boolean.TRUE.equals(reset) && model != null) {
+				// a reset that would lift nothing changes nothing it came with either
+				this.engine.checkReset(provider, model);
+			}
 			// the change first: one the engine refuses resets nothing it came with
 			if (dimension != null && limit != null) {
 				Dimension changed = dimension(dimension);

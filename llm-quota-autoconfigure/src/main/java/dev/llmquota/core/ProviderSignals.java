@@ -108,6 +108,25 @@ final class ProviderSignals {
 		}
 	}
 
+	/**
+	 * Checks that an operator's reset of a model would lift something.
+	 * @return the model's pool
+	 * @throws IllegalArgumentException for a model with no pool, or while its whole
+	 * account is exhausted (the model's calls would still fail, through their account)
+	 */
+	Pool checkReset(String provider, String model) {
+		Pools.Entry entry = this.pools.entry(provider);
+		Pool pool = this.pools.existingPool(entry, provider, model);
+		SharedHold shared = this.store.shared() ? this.store.hold(entry.account.sanctionsKey()) : null;
+		if (entry.account.sanctions().exhaustion(this.clock.nanoTime()) != null
+				|| (shared != null && shared.exhausted())) {
+			throw new IllegalArgumentException(
+					"Provider '" + provider + "''s whole account is exhausted (a billing" + " answer, not one of "
+							+ model + "'s quotas): reset it without 'model', which lifts it for every" + " model");
+		}
+		return pool;
+	}
+
 	boolean resetExhausted(String provider, String model) {
 		Pools.Entry entry = this.pools.entry(provider);
 		boolean had;
@@ -122,15 +141,7 @@ final class ProviderSignals {
 			}
 		}
 		else {
-			Pool pool = this.pools.existingPool(entry, provider, model);
-			SharedHold shared = this.store.shared() ? this.store.hold(entry.account.sanctionsKey()) : null;
-			if (entry.account.sanctions().exhaustion(this.clock.nanoTime()) != null
-					|| (shared != null && shared.exhausted())) {
-				// the model's calls would still fail, through their account
-				throw new IllegalArgumentException(
-						"Provider '" + provider + "''s whole account is exhausted (a" + " billing answer, not one of "
-								+ model + "'s quotas): reset it without 'model', which" + " lifts it for every model");
-			}
+			Pool pool = checkReset(provider, model);
 			had = pool.sanctions().clearExhaustion();
 			this.store.clearExhaustion(pool.sanctionsKey());
 		}

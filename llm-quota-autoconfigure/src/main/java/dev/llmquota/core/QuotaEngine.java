@@ -259,6 +259,18 @@ public final class QuotaEngine implements AutoCloseable {
 	}
 
 	/**
+	 * Checks, before anything changes, that {@link #resetExhausted} of a model would lift
+	 * something.
+	 * @param provider the provider entry
+	 * @param model the model
+	 * @throws IllegalArgumentException for a model with no pool, or a model while its
+	 * whole account is exhausted
+	 */
+	public void checkReset(String provider, String model) {
+		this.signals.checkReset(provider, model);
+	}
+
+	/**
 	 * Returns a pool's state: its own hold, or its account's, whichever is worse; with a
 	 * store shared by many processes, a penalty or a spent quota another process heard
 	 * counts too, as it holds this process's calls (read from the store: for the endpoint

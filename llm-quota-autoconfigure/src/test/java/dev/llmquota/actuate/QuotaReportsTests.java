@@ -298,10 +298,11 @@ class QuotaReportsTests {
 		Pool pool = engine.pool("openai", "gpt-4o");
 		engine.exhaust(pool, true, null, "insufficient_quota", null);
 		assertThatExceptionOfType(InvalidEndpointRequestException.class)
-			.isThrownBy(() -> endpoint.update("openai", "gpt-4o", true, null, null))
+			.isThrownBy(() -> endpoint.update("openai", "gpt-4o", true, "tokens-per-minute", new BigDecimal(60_000)))
 			.withMessageContaining("whole account")
 			.withMessageContaining("without 'model'");
 		assertThat(engine.state(pool)).isEqualTo(QuotaState.EXHAUSTED);
+		assertThat(pool.limits().asMap()).as("the change it came with").containsEntry(TOKENS_PER_MINUTE, 30_000L);
 		endpoint.update("openai", null, true, null, null);
 		assertThat(engine.state(pool)).isEqualTo(QuotaState.OK);
 	}

@@ -56,6 +56,27 @@ public final class FollowingInputStream extends FilterInputStream {
 		return count;
 	}
 
+	/**
+	 * Not supported, whatever the body's own stream supports: a byte read again after a
+	 * reset would reach the call twice (Spring reads a body's first byte to tell whether
+	 * it is empty, with mark and reset where the stream has them, and then its usage
+	 * could not be read). Spring reads the byte through a pushback stream instead.
+	 */
+	@Override
+	public boolean markSupported() {
+		return false;
+	}
+
+	@Override
+	public synchronized void mark(int readLimit) {
+		// not supported
+	}
+
+	@Override
+	public synchronized void reset() throws IOException {
+		throw new IOException("mark/reset not supported");
+	}
+
 	@Override
 	public void close() throws IOException {
 		try {

@@ -27,6 +27,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.http.MediaType;
+import org.springframework.http.client.BufferingClientHttpRequestFactory;
+import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -67,6 +69,35 @@ class RestClientGovernanceTests {
 			assertThat(outputRemaining(provider)).isGreaterThan(5_500);
 			assertThat(provider.pool().serverLimits().isEmpty()).as("rate-limit headers read")
 				.isEqualTo(!dialect.reportsHeaders());
+		}
+	}
+
+	/**
+	 * Spring reads a body's first byte to tell whether it is empty, with mark and reset
+	 * where the stream supports them (a BufferingClientHttpRequestFactory's, as logging
+	 * set-ups use): the answer is followed from its first byte once, its usage read and
+	 * its reservation refunded.
+	 */
+	@Test
+	void theAnswersUsageIsReadWhenItsBodySupportsMarkAndReset() {
+		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI,
+				(sim) -> sim.model(SimulatedProvider.MODEL, (limits) -> limits.requestsPerMinute(600))
+					.latency((latency) -> latency.fixedOutputTokens(20)),
+				"llm.quota.headroom=1.0", "reserve-max-tokens=true", "burst-window=60s",
+				"models.test-model.output-tokens-per-minute=6000")) {
+			String answer = provider.app.context()
+				.getBean(RestClient.Builder.class)
+				.requestFactory(new BufferingClientHttpRequestFactory(new JdkClientHttpRequestFactory()))
+				.build()
+				.post()
+				.uri(provider.simulator.baseUrl() + provider.dialect.path(SimulatedProvider.MODEL, false))
+				.contentType(MediaType.APPLICATION_JSON)
+				.body(provider.dialect.body(SimulatedProvider.MODEL, 4_000, false, "Hi."))
+				.retrieve()
+				.body(String.class);
+			assertThat(answer).isNotEmpty();
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(outputRemaining(provider)).as("output left once the usage is read").isGreaterThan(5_500);
 		}
 	}
 

@@ -301,23 +301,21 @@ final class PropertyKeys {
 				for (PropertySource<?> source : configurable.getPropertySources()) {
 					if (source instanceof SystemEnvironmentPropertySource variables) {
 						for (String variable : variables.getPropertyNames()) {
-							if (squeezed(variable).equals(squeezed(property))
-									&& placeholderNames(configurable, variable)) {
-								// read through a placeholder, as the message below says
-								// to: this
-								// copy of it is Spring Boot's binding of the variable,
-								// not a header
+							if (!squeezed(variable).equals(squeezed(property))) {
+								continue;
+							}
+							if (placeholderNames(configurable, variable)) {
+								// read through a placeholder, the fix named below: this
+								// copy is Spring Boot's own binding of it, no header
 								provider.getHeaders().remove(name);
 								return;
 							}
-							if (squeezed(variable).equals(squeezed(property))) {
-								throw new InvalidQuotaPropertyException(property, "(hidden)",
-										"the environment variable " + variable
-												+ " set it, and Spring Boot reads each _ of a map key as a dot, so the"
-												+ " header would go out named '" + name + "', which no provider reads",
-										"set the header in application.yml, the variable as its value: llm.quota.providers."
-												+ id + ".headers." + name.replace('.', '-') + ": ${" + variable + "}.");
-							}
+							throw new InvalidQuotaPropertyException(property, "(hidden)",
+									"the environment variable " + variable
+											+ " set it, and Spring Boot reads each _ of a map key as a dot, so the"
+											+ " header would go out named '" + name + "', which no provider reads",
+									"set the header in application.yml, the variable as its value: llm.quota.providers."
+											+ id + ".headers." + name.replace('.', '-') + ": ${" + variable + "}.");
 						}
 					}
 				}

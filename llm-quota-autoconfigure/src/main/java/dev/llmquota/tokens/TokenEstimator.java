@@ -1,6 +1,7 @@
 package dev.llmquota.tokens;
 
 import java.util.Locale;
+import java.util.function.ToLongFunction;
 
 import com.knuddels.jtokkit.Encodings;
 import com.knuddels.jtokkit.api.Encoding;
@@ -28,16 +29,15 @@ public final class TokenEstimator {
 
 	private final String spec;
 
-	private final O200kCounter o200k;
+	/** Counts a text that is not empty. */
+	private final ToLongFunction<String> counter;
 
-	private final Encoding encoding;
-
+	/** The characters a token takes by this estimator's measure of output. */
 	private final double charsPerToken;
 
-	private TokenEstimator(String spec, O200kCounter o200k, Encoding encoding, double charsPerToken) {
+	private TokenEstimator(String spec, ToLongFunction<String> counter, double charsPerToken) {
 		this.spec = spec;
-		this.o200k = o200k;
-		this.encoding = encoding;
+		this.counter = counter;
 		this.charsPerToken = charsPerToken;
 	}
 
@@ -50,10 +50,11 @@ public final class TokenEstimator {
 	public static TokenEstimator of(String spec) {
 		String value = spec.trim().toLowerCase(Locale.ROOT);
 		if (value.equals("o200k_base")) {
-			return new TokenEstimator(value, O200kCounter.get(), null, 0);
+			return new TokenEstimator(value, O200kCounter.get()::count, 4);
 		}
 		if (value.equals("cl100k_base")) {
-			return new TokenEstimator(value, null, Registry.INSTANCE.getEncoding(EncodingType.CL100K_BASE), 0);
+			Encoding encoding = Registry.INSTANCE.getEncoding(EncodingType.CL100K_BASE);
+			return new TokenEstimator(value, encoding::countTokensOrdinary, 4);
 		}
 		if (value.startsWith("chars:")) {
 			double chars;
@@ -64,7 +65,8 @@ public final class TokenEstimator {
 				chars = -1;
 			}
 			if (chars >= MIN_CHARS && chars <= MAX_CHARS) {
-				return new TokenEstimator(value, null, null, chars);
+				double perToken = chars;
+				return new TokenEstimator(value, (text) -> (long) Math.ceil(text.length() / perToken), chars);
 			}
 			// 4,000 would count a long prompt as a few tokens, 0.001 a word as thousands
 			throw new IllegalArgumentException(
@@ -91,13 +93,7 @@ public final class TokenEstimator {
 		if (text == null || text.isEmpty()) {
 			return 0;
 		}
-		if (this.o200k != null) {
-			return this.o200k.count(text);
-		}
-		if (this.encoding != null) {
-			return this.encoding.countTokensOrdinary(text);
-		}
-		return (long) Math.ceil(text.length() / this.charsPerToken);
+		return this.counter.applyAsLong(text);
 	}
 
 	/**
@@ -131,7 +127,7 @@ public final class TokenEstimator {
 	 * @return the estimated output tokens
 	 */
 	public long outputTokens(long chars) {
-		return (long) Math.ceil(chars / ((this.charsPerToken > 0) ? this.charsPerToken : 4.0));
+		return (long) Math.ceil(chars / this.charsPerToken);
 	}
 
 	private static final class Registry {

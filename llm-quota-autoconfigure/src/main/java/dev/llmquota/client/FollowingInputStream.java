@@ -57,6 +57,24 @@ public final class FollowingInputStream extends FilterInputStream {
 	}
 
 	/**
+	 * Skips by reading: skipped bytes reach the call as read ones do (its usage may be in
+	 * them).
+	 */
+	@Override
+	public long skip(long count) throws IOException {
+		byte[] scratch = new byte[(int) Math.min(Math.max(count, 0), 8192)];
+		long skipped = 0;
+		while (skipped < count) {
+			int read = read(scratch, 0, (int) Math.min(scratch.length, count - skipped));
+			if (read < 0) {
+				break;
+			}
+			skipped += read;
+		}
+		return skipped;
+	}
+
+	/**
 	 * Not supported, whatever the body's own stream supports: a byte read again after a
 	 * reset would reach the call twice (Spring reads a body's first byte to tell whether
 	 * it is empty, with mark and reset where the stream has them, and then its usage

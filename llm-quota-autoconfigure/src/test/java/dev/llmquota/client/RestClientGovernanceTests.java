@@ -1,6 +1,7 @@
 package dev.llmquota.client;
 
 import java.io.BufferedReader;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -79,7 +80,7 @@ class RestClientGovernanceTests {
 	 * its reservation refunded.
 	 */
 	@Test
-	void theAnswersUsageIsReadWhenItsBodySupportsMarkAndReset() {
+	void theAnswersUsageIsReadWhenItsBodySupportsMarkAndResetOrItsCallerSkips() {
 		try (SimulatedProvider provider = SimulatedProvider.start(DialectCase.OPENAI,
 				(sim) -> sim.model(SimulatedProvider.MODEL, (limits) -> limits.requestsPerMinute(600))
 					.latency((latency) -> latency.fixedOutputTokens(20)),
@@ -98,6 +99,21 @@ class RestClientGovernanceTests {
 			assertThat(answer).isNotEmpty();
 			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
 			assertThat(outputRemaining(provider)).as("output left once the usage is read").isGreaterThan(5_500);
+			// a caller that skips bytes of the body: they reach the call all the same
+			String rest = provider.app.restClient()
+				.post()
+				.uri(provider.simulator.baseUrl() + provider.dialect.path(SimulatedProvider.MODEL, false))
+				.contentType(MediaType.APPLICATION_JSON)
+				.body(provider.dialect.body(SimulatedProvider.MODEL, 4_000, false, "Hi."))
+				.exchange((request, response) -> {
+					InputStream body = response.getBody();
+					assertThat(body.skip(1)).isEqualTo(1);
+					return new String(body.readAllBytes(), StandardCharsets.UTF_8);
+				});
+			assertThat(rest).isNotEmpty();
+			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
+			assertThat(outputRemaining(provider)).as("output left once a skipping caller's usage is read")
+				.isGreaterThan(5_500);
 		}
 	}
 

@@ -640,11 +640,20 @@ public final class LlmQuotaCalls {
 		return Mono.defer(() -> {
 			QuotaPermit now = this.engine.tryAcquire(plan.pool(), plan.demand(), plan.priority());
 			if (now != null) {
-				return Mono.just(now);
+				return granted(now);
 			}
 			long left = Math.max(0, deadline - this.engine.clock().nanoTime());
 			return this.engine.acquire(plan.pool(), plan.demand(), plan.priority(), Duration.ofNanos(left));
 		});
+	}
+
+	/**
+	 * A permit taken at once, on its way to the call: a caller that gives up before it
+	 * arrives (a timeout, a cancel) never gets it, and it is given back whole rather than
+	 * holding its slots until the lease time.
+	 */
+	static Mono<QuotaPermit> granted(QuotaPermit permit) {
+		return Mono.just(permit).doOnDiscard(QuotaPermit.class, QuotaPermit::cancel);
 	}
 
 	/**

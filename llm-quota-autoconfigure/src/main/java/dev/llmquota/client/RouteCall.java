@@ -137,7 +137,7 @@ final class RouteCall {
 					QuotaPermit now = engine.tryAcquire(plan.pool(), plan.demand(), plan.priority());
 					if (now != null) {
 						took(choice, now);
-						return Mono.just(now);
+						return LlmQuotaCalls.granted(now);
 					}
 					if (tries > this.route.targets().size()) {
 						break;

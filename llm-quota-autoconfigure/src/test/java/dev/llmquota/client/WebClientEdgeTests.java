@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
 
 import dev.llmquota.LlmQuota;
 import dev.llmquota.QuotaEngineClosedException;
@@ -20,13 +22,23 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.core.io.buffer.NettyDataBuffer;
+import org.springframework.core.io.buffer.NettyDataBufferFactory;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.http.client.reactive.ClientHttpConnector;
+import org.springframework.mock.http.client.reactive.MockClientHttpRequest;
+import org.springframework.mock.http.client.reactive.MockClientHttpResponse;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -740,6 +752,59 @@ class WebClientEdgeTests {
 				.bucket(dev.llmquota.core.BucketSpec.Scope.POOL, dev.llmquota.core.Dimension.TOKENS_PER_MINUTE)
 				.remaining()).as("its 2 input tokens, not default-max-tokens (4,096) held for good")
 				.isBetween(1_000L - 10, 1_000L);
+		}
+	}
+
+	/**
+	 * A stream cancelled while its head is held back (the provider has sent only events
+	 * that tell nothing yet, as a reasoning model does while it thinks): the buffers read
+	 * so far go back to their pool, and the call's slot too; and a call whose caller
+	 * gives up at any moment before (as its permit is granted) gives its slot back.
+	 */
+	@Test
+	void aStreamCancelledWhileItsHeadIsHeldGivesItsBuffersAndItsSlotBack() {
+		List<NettyDataBuffer> sent = new CopyOnWriteArrayList<>();
+		ClientHttpConnector thinking = (method, uri, request) -> request.apply(new MockClientHttpRequest(method, uri))
+			.then(Mono.fromSupplier(() -> {
+				MockClientHttpResponse response = new MockClientHttpResponse(HttpStatus.OK);
+				response.getHeaders().setContentType(MediaType.TEXT_EVENT_STREAM);
+				response.setBody(Flux.concat(Mono.<DataBuffer>fromSupplier(() -> {
+					NettyDataBuffer created = new NettyDataBufferFactory(UnpooledByteBufAllocator.DEFAULT)
+						.wrap(Unpooled.copiedBuffer(
+								RESPONSES_REFUSED.substring(0, RESPONSES_REFUSED.indexOf("event: response.failed")),
+								StandardCharsets.UTF_8));
+					sent.add(created);
+					return created;
+				}), Flux.never())
+					// what could not be delivered goes back, as Reactor Netty does it
+					.doOnDiscard(NettyDataBuffer.class, DataBufferUtils::release));
+				return response;
+			}));
+		try (GovernedApp app = GovernedApp.start("llm.quota.providers.p.base-url=http://127.0.0.1:9",
+				"llm.quota.providers.p.dialect=openai")) {
+			WebClient client = app.context().getBean(WebClient.Builder.class).clientConnector(thinking).build();
+			Supplier<Flux<String>> call = () -> client.post()
+				.uri("http://127.0.0.1:9/v1/responses")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(Map.of("model", "gpt-5.1", "stream", true, "input", "Hello"))
+				.retrieve()
+				.bodyToFlux(String.class);
+			dev.llmquota.core.Pool pool = app.engine().pool("p", "gpt-5.1");
+			Disposable thinker = call.get().subscribe();
+			await().atMost(PATIENCE).until(() -> sent.size() == 1);
+			thinker.dispose();
+			await().atMost(PATIENCE).until(() -> app.engine().inFlight(pool.account()) == 0);
+			assertThat(sent.get(0).getNativeBuffer().refCnt()).as("the held event's buffer released").isZero();
+			// callers giving up at every moment of the call, up to its head
+			for (int micros = 0; micros < 2_000; micros += 25) {
+				Duration patience = Duration.ofNanos(micros * 1_000L);
+				assertThatException().isThrownBy(() -> call.get().timeout(patience).blockLast(PATIENCE));
+				await().pollDelay(Duration.ZERO)
+					.pollInterval(Duration.ofMillis(2))
+					.atMost(PATIENCE)
+					.until(() -> app.engine().inFlight(pool.account()) == 0);
+			}
+			assertThat(sent).allSatisfy((buffer) -> assertThat(buffer.getNativeBuffer().refCnt()).isZero());
 		}
 	}
 

@@ -29,7 +29,11 @@ final class HeldStream extends BaseSubscriber<DataBuffer> {
 
 	private final Sinks.Many<DataBuffer> rest = Sinks.many().unicast().onBackpressureBuffer();
 
+	/** Whether the head was handed on; guarded by {@link #held}. */
 	private boolean told;
+
+	/** Whether the caller went before the head told; guarded by {@link #held}. */
+	private boolean cancelled;
 
 	private HeldStream(StreamHead head, MonoSink<Flux<DataBuffer>> decided) {
 		this.head = head;
@@ -58,46 +62,91 @@ final class HeldStream extends BaseSubscriber<DataBuffer> {
 
 	@Override
 	protected void hookOnNext(DataBuffer buffer) {
-		if (this.told) {
-			this.rest.tryEmitNext(buffer);
-			return;
-		}
-		this.held.add(buffer);
-		boolean complete = false;
-		try (DataBuffer.ByteBufferIterator iterator = buffer.readableByteBuffers()) {
-			while (iterator.hasNext()) {
-				complete = this.head.feed(iterator.next());
+		Flux<DataBuffer> whole = null;
+		synchronized (this.held) {
+			if (this.cancelled) {
+				// on its way as the caller went: nobody will read it
+				DataBufferUtils.release(buffer);
+				return;
+			}
+			if (!this.told) {
+				this.held.add(buffer);
+				boolean complete = false;
+				try (DataBuffer.ByteBufferIterator iterator = buffer.readableByteBuffers()) {
+					while (iterator.hasNext()) {
+						complete = this.head.feed(iterator.next());
+					}
+				}
+				if (!complete) {
+					return;
+				}
+				whole = tell();
 			}
 		}
-		if (complete) {
-			tell();
+		if (whole != null) {
+			this.decided.success(whole);
+		}
+		else {
+			this.rest.tryEmitNext(buffer);
 		}
 	}
 
 	@Override
 	protected void hookOnComplete() {
-		if (!this.told) {
-			this.head.end();
-			tell();
+		Flux<DataBuffer> whole = null;
+		synchronized (this.held) {
+			if (!this.told && !this.cancelled) {
+				this.head.end();
+				whole = tell();
+			}
+		}
+		if (whole != null) {
+			this.decided.success(whole);
 		}
 		this.rest.tryEmitComplete();
 	}
 
 	@Override
 	protected void hookOnError(Throwable error) {
-		if (!this.told) {
-			this.told = true;
-			this.held.forEach(DataBufferUtils::release);
+		if (drop(false)) {
 			this.decided.error(error);
 			return;
 		}
 		this.rest.tryEmitError(error);
 	}
 
-	private void tell() {
+	/**
+	 * The caller went before the head told (a reasoning model's stream sends only events
+	 * that tell nothing while it thinks): what was held goes back to its pool.
+	 */
+	@Override
+	protected void hookOnCancel() {
+		drop(true);
+	}
+
+	/**
+	 * Gives the held buffers back, unless the head was handed on; returns whether.
+	 * @param cancelled whether the caller went: buffers still on their way go back too
+	 */
+	private boolean drop(boolean cancelled) {
+		synchronized (this.held) {
+			if (this.told) {
+				return false;
+			}
+			this.told = true;
+			this.cancelled = cancelled;
+			this.held.forEach(DataBufferUtils::release);
+			this.held.clear();
+			return true;
+		}
+	}
+
+	/** The whole body, its head first; called with the lock held, once. */
+	private Flux<DataBuffer> tell() {
 		this.told = true;
 		List<DataBuffer> head = List.copyOf(this.held);
-		this.decided.success(Flux.concat(Flux.fromIterable(head), this.rest.asFlux()).doOnCancel(this::dispose));
+		this.held.clear();
+		return Flux.concat(Flux.fromIterable(head), this.rest.asFlux()).doOnCancel(this::dispose);
 	}
 
 }

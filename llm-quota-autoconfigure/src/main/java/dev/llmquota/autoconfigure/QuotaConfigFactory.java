@@ -183,8 +183,8 @@ final class QuotaConfigFactory {
 		PoolSpec unlisted = new PoolSpec("unlisted", Set.of(), Limits.none(), accounting(provider, dialect, 1),
 				provider.getBurstWindow(), Duration.ofSeconds(2), 4096, Priority.INTERACTIVE, defaultTokenizer(dialect),
 				provider.getMode());
-		if (account.hasBudget() && models.values().stream().noneMatch(QuotaConfigFactory::priced)
-				&& (template == null || !priced(template))) {
+		if (account.hasBudget() && models.values().stream().noneMatch(PoolSpec::priced)
+				&& (template == null || !template.priced())) {
 			String budget = (provider.getBudget().getPerDay() != null) ? "per-day" : "per-month";
 			throw new InvalidQuotaPropertyException(prefix + "budget." + budget,
 					(provider.getBudget().getPerDay() != null) ? provider.getBudget().getPerDay()
@@ -209,11 +209,6 @@ final class QuotaConfigFactory {
 	}
 
 	/** Whether a model's calls spend anything of a budget. */
-	private static boolean priced(PoolSpec spec) {
-		Cost cost = spec.accounting().cost();
-		return cost != null && !cost.free();
-	}
-
 	private static Set<String> names(PoolSpec spec) {
 		Set<String> names = new LinkedHashSet<>();
 		names.add(spec.model());

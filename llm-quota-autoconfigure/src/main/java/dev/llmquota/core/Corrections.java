@@ -47,6 +47,7 @@ final class Corrections {
 			// its budget keeps what it reserved
 			this.events.spent(permit.pool(), accounting.cost().microsAtAdmission(permit.demand()));
 		}
+		lookAtBudgets(permit);
 		if (accounting.reserveMaxTokens() || permit.demand().outputCeiling() <= 0) {
 			return;
 		}
@@ -124,6 +125,11 @@ final class Corrections {
 		if (refunded) {
 			this.queue.wake();
 		}
+		lookAtBudgets(permit);
+	}
+
+	/** A call's end may take its budgets past warn-at: they are looked at. */
+	private void lookAtBudgets(QuotaPermit permit) {
 		List<BucketSpec> budgets = null;
 		for (Charge charge : permit.charges()) {
 			if (charge.bucket().dimension().countsMoney()) {

@@ -109,12 +109,16 @@ public final class DayCounter {
 
 	/**
 	 * Returns whether {@code units} can be taken today: they fit, or a call larger than
-	 * the whole limit finds the day unused.
+	 * the whole limit finds the day unused. Nothing always fits: a model without a price
+	 * spends nothing of a budget that another's usage took beyond its limit.
 	 * @param units the units wanted
 	 * @param now the current wall time
 	 * @return whether they can be taken
 	 */
 	public boolean fits(long units, Instant now) {
+		if (units <= 0) {
+			return true;
+		}
 		roll(now);
 		return (units > this.limit) ? this.used == 0 : Arith.saturatedAdd(this.used, units) <= this.limit;
 	}

@@ -55,6 +55,15 @@ public record PoolSpec(String model, Set<String> aliases, Limits limits, Account
 	}
 
 	/**
+	 * Whether this model's calls spend a money budget: it has a price above 0.
+	 * @return whether it is priced
+	 */
+	public boolean priced() {
+		Cost cost = this.accounting.cost();
+		return cost != null && !cost.free();
+	}
+
+	/**
 	 * Returns this spec for another model id, as the pool of an unlisted model made from
 	 * a template.
 	 * @param model the model id

@@ -153,6 +153,11 @@ final class Pools {
 			throw new IllegalArgumentException("No provider entry '" + provider + "'");
 		}
 		Account account = entry.account;
+		if (dimension.countsMoney() && !entry.spec.priced()) {
+			throw new IllegalArgumentException("No model of provider entry '" + provider
+					+ "' has a price above 0, so its calls spend nothing and a " + dimension.id()
+					+ " can never trip: set cost.input-per-million and cost.output-per-million on its models first");
+		}
 		if (model == null) {
 			requireGate(account.limits(), dimension);
 			account.change(dimension, limit);

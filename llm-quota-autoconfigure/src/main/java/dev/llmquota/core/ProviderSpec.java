@@ -64,6 +64,16 @@ public record ProviderSpec(String id, URI baseUrl, String dialect, String region
 	}
 
 	/**
+	 * Whether a call of this entry can spend a money budget: a model, or the template of
+	 * unlisted ones, has a price above 0. A budget otherwise never trips.
+	 * @return whether any of its models is priced
+	 */
+	public boolean priced() {
+		return this.models.values().stream().anyMatch(PoolSpec::priced)
+				|| this.template.map(PoolSpec::priced).orElse(false);
+	}
+
+	/**
 	 * A header name and value that select a provider entry.
 	 *
 	 * @param name the header name, any case

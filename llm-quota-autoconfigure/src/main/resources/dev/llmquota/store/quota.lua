@@ -296,7 +296,11 @@ local function load_day(key, today)
   return c
 end
 
+-- nothing always fits (a model without a price spends nothing of a budget in debt)
 local function day_fits(c, units, limit)
+  if units <= 0 then
+    return true
+  end
   if units > limit then
     return c.u == 0
   end

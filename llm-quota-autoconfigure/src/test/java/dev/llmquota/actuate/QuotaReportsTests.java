@@ -281,9 +281,23 @@ class QuotaReportsTests {
 	}
 
 	/**
-	 * What the write operation cannot set is the operator's mistake, a 400 naming it, not
-	 * a 500; and a rejected change resets nothing it came with.
+	 * A budget no price of the entry can spend would never trip: a 400 says so, as
+	 * start-up does for the same budget in configuration.
 	 */
+	@Test
+	void aBudgetNoPriceCanSpendIsA400() {
+		QuotaEngine engine = TestConfigs.provider()
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 30_000))
+			.engine(new LocalQuotaStore(), this.clock);
+		LlmQuotaEndpoint endpoint = new LlmQuotaEndpoint(engine);
+		assertThatExceptionOfType(InvalidEndpointRequestException.class)
+			.isThrownBy(() -> endpoint.update("openai", null, null, "budget-per-day", new BigDecimal("1.00")))
+			.withMessageContaining("budget-per-day")
+			.withMessageContaining("price");
+		assertThat(engine.pool("openai", "gpt-4o").account().limits().asMap())
+			.doesNotContainKey(Dimension.BUDGET_PER_DAY);
+	}
+
 	/**
 	 * A model's reset while the whole account is spent (a billing answer) would change
 	 * nothing: a 400 says so and how to lift it, instead of a 200 that leaves every call
@@ -307,6 +321,10 @@ class QuotaReportsTests {
 		assertThat(engine.state(pool)).isEqualTo(QuotaState.OK);
 	}
 
+	/**
+	 * What the write operation cannot set is the operator's mistake, a 400 naming it, not
+	 * a 500; and a rejected change resets nothing it came with.
+	 */
 	@Test
 	void whatTheWriteOperationCannotSetIsA400NamingItAndChangesNothing() {
 		QuotaEngine engine = TestConfigs.provider()

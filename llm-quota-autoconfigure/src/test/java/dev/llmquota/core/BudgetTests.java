@@ -3,6 +3,8 @@ package dev.llmquota.core;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.llmquota.BudgetExhaustedException;
 import org.junit.jupiter.api.AfterEach;
@@ -200,6 +202,69 @@ class BudgetTests {
 		}
 		long spent = 1_000_000 - engine.snapshot(pool).bucket(BucketSpec.Scope.ACCOUNT, BUDGET_PER_DAY).remaining();
 		assertThat(spent).as("today's budget, after 0.8 millionths of exact costs today").isEqualTo(1);
+	}
+
+	/**
+	 * A model without a price spends nothing of the budget (start-up says so): it is not
+	 * refused when a priced call's usage took the budget beyond its limit.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aModelWithoutAPriceIsNotRefusedByABudgetInDebt(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.maxWait(Duration.ofSeconds(30))
+			.account(limits(BUDGET_PER_DAY, 1_000_000))
+			.accounting(PRICED)
+			.model("gpt-4o", limits())
+			.accounting(TestConfigs.RESERVE_AND_REFUND)
+			.model("free-model", limits())
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool priced = engine.pool("openai", "gpt-4o");
+		Pool free = engine.pool("openai", "free-model");
+		// reserved 0.04, cost 101,000 x 10 = 1.01: 0.01 in debt
+		Calls.acquire(engine, priced, DEMAND).permit().complete(new Usage(101_000, 0, 0));
+		assertThat(engine.snapshot(priced).bucket(BucketSpec.Scope.ACCOUNT, BUDGET_PER_DAY).remaining())
+			.isEqualTo(-10_000);
+		Calls.Call unpriced = Calls.acquire(engine, free, DEMAND);
+		assertThat(unpriced.error()).as("a call that spends nothing of the budget").isNull();
+		assertThat(unpriced.admitted()).isTrue();
+		assertThat(Calls.acquire(engine, priced, DEMAND).error()).as("a priced one")
+			.isInstanceOf(BudgetExhaustedException.class);
+	}
+
+	/**
+	 * Calls that end without usage keep their reservation, and spend the budget as much
+	 * as calls charged their usage: warn-at is told of them too.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aBudgetSpentByCallsThatKeepTheirReservationIsWarnedOf(TestStores.Kind store) {
+		QuotaEngine engine = engine(store, BUDGET_PER_DAY, ZoneId.of("UTC"));
+		List<Long> warnings = new CopyOnWriteArrayList<>();
+		engine.addListener(new QuotaEvents() {
+
+			@Override
+			public void budgetWarning(Account account, Dimension dimension, long spentMicros, long limitMicros,
+					Instant reset) {
+				warnings.add(spentMicros);
+			}
+
+		});
+		Pool pool = engine.pool("openai", "gpt-4o");
+		// 22 calls keeping 0.04 each: 0.88 of 1.00, past warn-at (0.8)
+		for (int i = 0; i < 22; i++) {
+			Calls.Call call = Calls.acquire(engine, pool, DEMAND);
+			if (i % 2 == 0) {
+				call.permit().release();
+			}
+			else {
+				call.permit().complete(null);
+			}
+		}
+		assertThat(1_000_000 - engine.snapshot(pool).bucket(BucketSpec.Scope.ACCOUNT, BUDGET_PER_DAY).remaining())
+			.isEqualTo(880_000);
+		Calls.settle(engine);
+		assertThat(warnings).as("warned at warn-at").isNotEmpty();
 	}
 
 }

@@ -264,9 +264,11 @@ class WebClientEdgeTests {
 				GovernedApp app = GovernedApp.start("llm.quota.providers.team-a.base-url=" + server.baseUrl(),
 						"llm.quota.providers.team-a.match-header.name=OpenAI-Project",
 						"llm.quota.providers.team-a.match-header.value=proj_a",
-						"llm.quota.providers.team-a.models.m.requests-per-minute=600",
+						"llm.quota.providers.team-a.models.m.requests-per-minute=6",
 						"llm.quota.providers.team-b.base-url=" + server.baseUrl(),
-						"llm.quota.providers.team-b.models.m.requests-per-minute=600")) {
+						"llm.quota.providers.team-b.models.m.requests-per-minute=6",
+						// a request comes back every 11 s: none while the test runs
+						"llm.quota.providers.team-a.burst-window=60s", "llm.quota.providers.team-b.burst-window=60s")) {
 			for (String project : List.of("proj_a", "proj_b")) {
 				app.webClient()
 					.post()
@@ -277,8 +279,8 @@ class WebClientEdgeTests {
 					.bodyToMono(String.class)
 					.block(PATIENCE);
 			}
-			assertThat(remainingRequests(app, "team-a")).isEqualTo(15);
-			assertThat(remainingRequests(app, "team-b")).isEqualTo(15);
+			assertThat(remainingRequests(app, "team-a")).isEqualTo(3);
+			assertThat(remainingRequests(app, "team-b")).isEqualTo(3);
 		}
 	}
 

@@ -1,6 +1,7 @@
 package dev.llmquota.autoconfigure;
 
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -34,12 +35,32 @@ final class EntryCredentials {
 		return NAME.matcher(name).matches();
 	}
 
+	/**
+	 * Each entry's headers, its {@code match-header} among them: a route's attempt to an
+	 * entry told apart by a header carries that header, so the provider charges the
+	 * account whose books the attempt is booked on (not the caller's, or the key's
+	 * default one).
+	 */
 	static Map<String, Credentials> of(LlmQuotaProperties properties) {
 		Map<String, Credentials> credentials = new HashMap<>();
 		properties.getProviders().forEach((id, provider) -> {
-			String prefix = QuotaConfigFactory.PREFIX + "providers." + id + ".headers.";
-			provider.getHeaders().forEach((name, value) -> check(prefix + name, name, value));
-			credentials.put(id, Credentials.of(provider.getHeaders()));
+			String prefix = QuotaConfigFactory.PREFIX + "providers." + id + ".";
+			provider.getHeaders().forEach((name, value) -> check(prefix + "headers." + name, name, value));
+			Map<String, String> sent = new LinkedHashMap<>(provider.getHeaders());
+			LlmQuotaProperties.MatchHeader match = provider.getMatchHeader();
+			if (match != null && match.getName() != null && match.getValue() != null && isHeaderName(match.getName())) {
+				sent.forEach((name, value) -> {
+					if (name.equalsIgnoreCase(match.getName()) && !match.getValue().equals(value)) {
+						throw new InvalidQuotaPropertyException(prefix + "headers." + name, "(hidden)",
+								"it sends another " + match.getName() + " than the entry's match-header.value, so its"
+										+ " calls would be charged to another account than the one they are booked on",
+								"remove it: the entry sends its match-header itself.");
+					}
+				});
+				sent.keySet().removeIf((name) -> name.equalsIgnoreCase(match.getName()));
+				sent.put(match.getName(), match.getValue());
+			}
+			credentials.put(id, Credentials.of(sent));
 		});
 		return credentials;
 	}

@@ -70,6 +70,25 @@ class InvalidConfigurationTests {
 	}
 
 	/**
+	 * An entry's own headers sending another value of its match-header would charge its
+	 * calls to another account than the one they are booked on.
+	 */
+	@Test
+	void aHeaderSendingAnotherValueThanTheMatchHeaderStopsStartUp() {
+		this.runner
+			.withPropertyValues("llm.quota.providers.openai.match-header.name=OpenAI-Project",
+					"llm.quota.providers.openai.match-header.value=proj_a",
+					"llm.quota.providers.openai.headers.openai-project=proj_b")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				FailureAnalysis analysis = LlmQuotaAutoConfigurationTests.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("llm.quota.providers.openai.headers.openai-project")
+					.doesNotContain("proj_b");
+				assertThat(analysis.getAction()).contains("match-header");
+			});
+	}
+
+	/**
 	 * A budget written with a decimal comma is answered with an amount as the example,
 	 * not the 0.8 of a share (an 80-cent budget).
 	 */

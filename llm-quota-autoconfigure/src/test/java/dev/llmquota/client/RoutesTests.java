@@ -380,6 +380,37 @@ class RoutesTests {
 				.containsEntry("authorization", "Bearer sk-caller"));
 	}
 
+	/**
+	 * Two entries behind one URL and key, told apart by a project header: a route's
+	 * attempt at one carries that entry's project, whatever the caller sent, so the
+	 * provider charges the account whose books the attempt is booked on.
+	 */
+	@Test
+	void aRoutesAttemptCarriesTheMatchHeaderOfTheEntryItIsBookedOn() throws Exception {
+		List<Map<String, String>> saw = new java.util.concurrent.CopyOnWriteArrayList<>();
+		String url = "http://127.0.0.1:" + server(saw, 200, CHAT_ANSWER).getAddress().getPort();
+		GovernedApp app = app(project("first", url, "proj_1"), project("second", url, "proj_2"),
+				target(0, "second", "gpt-4o"));
+		app.restClient()
+			.post()
+			.uri(LlmQuota.route("gpt4o") + CHAT)
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("OpenAI-Project", "proj_1")
+			.body(body("gpt-4o", false))
+			.retrieve()
+			.body(String.class);
+		assertThat(app.engine().pool("second", "gpt-4o").stats().billedOutput()).as("booked on second").isPositive();
+		assertThat(saw).singleElement()
+			.satisfies((headers) -> assertThat(headers).containsEntry("openai-project", "proj_2"));
+	}
+
+	private static List<String> project(String id, String url, String project) {
+		String prefix = "llm.quota.providers." + id + ".";
+		return List.of(prefix + "base-url=" + url, prefix + "dialect=openai",
+				prefix + "match-header.name=OpenAI-Project", prefix + "match-header.value=" + project,
+				prefix + "models.gpt-4o.requests-per-minute=600");
+	}
+
 	private static final String CHAT_ANSWER = "{\"id\":\"x\",\"object\":\"chat.completion\",\"model\":\"gpt-4o\","
 			+ "\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}";
 

@@ -30,6 +30,13 @@ class OpenAiDialect implements Dialect {
 	private static final String[] NO_QUOTA_ENDINGS = { "/responses/input_tokens", "/audio/transcriptions",
 			"/audio/translations", "/images/edits", "/images/variations" };
 
+	/**
+	 * Endpoints whose objects have operations of their own below them (a stored
+	 * response's or completion's retrieval, cancel, update or deletion), where no model
+	 * runs.
+	 */
+	private static final String[] STORED = { "responses", "completions" };
+
 	private static final String[] PROMPT_CACHED = { "prompt_tokens_details", "cached_tokens" };
 
 	private static final String[] INPUT_CACHED = { "input_tokens_details", "cached_tokens" };
@@ -73,13 +80,16 @@ class OpenAiDialect implements Dialect {
 	/**
 	 * Files, uploads, batch jobs, fine-tuning jobs, vector stores, conversations' items,
 	 * realtime sessions (their model runs over a WebSocket, not here) and the count of a
-	 * Responses call's input tokens spend no model's quota; audio to transcribe and
-	 * images to edit are uploads whose model and input llm-quota cannot read (Azure's
-	 * paths too).
+	 * Responses call's input tokens spend no model's quota, nor do a stored response's or
+	 * completion's own operations ({@code responses/<id>/cancel}, a completion's metadata
+	 * update), but for the compaction of a response's context, which a model runs; audio
+	 * to transcribe and images to edit are uploads whose model and input llm-quota cannot
+	 * read (Azure's paths too).
 	 */
 	@Override
 	public boolean spendsQuota(String path, int below) {
-		return !PathSegments.anyOf(path, below, NO_QUOTA) && !PathSegments.endsWith(path, NO_QUOTA_ENDINGS);
+		return !PathSegments.anyOf(path, below, NO_QUOTA) && !PathSegments.endsWith(path, NO_QUOTA_ENDINGS)
+				&& (!PathSegments.anyOfWithMore(path, below, STORED) || path.endsWith("/responses/compact"));
 	}
 
 	/** A Responses call continuing a previous response or a conversation. */

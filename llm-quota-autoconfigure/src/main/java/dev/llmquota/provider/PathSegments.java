@@ -29,6 +29,33 @@ final class PathSegments {
 	 * @return whether a segment is one of them
 	 */
 	static boolean anyOf(String path, int from, String... names) {
+		return find(path, from, names) >= 0;
+	}
+
+	/**
+	 * Returns whether a segment of a raw path, from an index on, is one of the names and
+	 * another segment follows it (an object's own operation below an endpoint, such as
+	 * {@code responses/<id>/cancel}); named segments never count, as for {@link #anyOf}.
+	 * @param path the raw path
+	 * @param from where the segments to look at start
+	 * @param names the names
+	 * @return whether a segment is one of them, with more after it
+	 */
+	static boolean anyOfWithMore(String path, int from, String... names) {
+		int end = find(path, from, names);
+		if (end < 0) {
+			return false;
+		}
+		for (int i = end; i < path.length(); i++) {
+			if (path.charAt(i) != '/') {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Where the first segment that is one of the names ends, or -1. */
+	private static int find(String path, int from, String... names) {
 		int previous = -1;
 		int previousEnd = -1;
 		int start = 0;
@@ -38,14 +65,14 @@ final class PathSegments {
 			if (end > start) {
 				boolean named = previous >= 0 && matches(path, previous, previousEnd, NAMING);
 				if (start >= from && !named && matches(path, start, end, names)) {
-					return true;
+					return end;
 				}
 				previous = start;
 				previousEnd = end;
 			}
 			start = end + 1;
 		}
-		return false;
+		return -1;
 	}
 
 	private static boolean matches(String path, int from, int to, String[] names) {

@@ -551,6 +551,12 @@ class RoutesTests {
 			.hasMessageContaining("Route 'gpt4o'")
 			.hasMessageContaining("/v1/files")
 			.hasMessageContaining("base-url");
+		assertThatThrownBy(() -> app.restClient()
+			.post()
+			.uri(LlmQuota.route("gpt4o") + "/v1/responses/resp_123/cancel")
+			.retrieve()
+			.toBodilessEntity()).as("a background response's cancel, which only its deployment knows")
+			.isInstanceOf(UnroutableCallException.class);
 		assertThatThrownBy(() -> app.webClient()
 			.get()
 			.uri(LlmQuota.route("gpt4o") + "/v1/batches")

@@ -57,6 +57,28 @@ class DialectRequestTests {
 		assertThat(openai.choices(json("{\"n\":9223372036854775807}"))).isEqualTo(Dialect.MOST_CHOICES);
 	}
 
+	/**
+	 * A stored response's or completion's own operations run no model (a background
+	 * response's cancel, a completion's metadata update): neither governed directly nor
+	 * sent down a route, where only the deployment holding it knows it.
+	 */
+	@Test
+	void aStoredResponsesOrCompletionsOwnOperationsSpendNoQuota() {
+		Dialect openai = Dialect.of(DialectId.OPENAI);
+		assertThat(openai.spendsQuota("/v1/responses/resp_123/cancel", 0)).isFalse();
+		assertThat(openai.spendsQuota("/v1/chat/completions/chatcmpl_123", 0)).isFalse();
+		assertThat(openai.spendsQuota("/v1/responses", 0)).isTrue();
+		assertThat(openai.spendsQuota("/v1/responses/", 0)).as("a trailing slash").isTrue();
+		assertThat(openai.spendsQuota("/v1/chat/completions", 0)).isTrue();
+		assertThat(openai.spendsQuota("/v1/completions", 0)).isTrue();
+		assertThat(openai.spendsQuota("/v1/responses/compact", 0)).as("a model compacts the context").isTrue();
+		Dialect azure = Dialect.of(DialectId.AZURE_OPENAI);
+		assertThat(azure.spendsQuota("/openai/deployments/responses/chat/completions", 0))
+			.as("a deployment named responses")
+			.isTrue();
+		assertThat(azure.spendsQuota("/openai/v1/responses/resp_123/cancel", 0)).isFalse();
+	}
+
 	@Test
 	void aDeploymentOrModelNamedLikeAnEndpointStillSpendsQuota() {
 		assertThat(Dialect.of(DialectId.AZURE_OPENAI).spendsQuota("/openai/deployments/files/chat/completions", 0))

@@ -144,4 +144,44 @@ class FairnessTests {
 		assertThat(large.admitted()).isTrue();
 	}
 
+	/**
+	 * The first waiting call of each class keeps its turn: an interactive call waiting on
+	 * another pool does not leave the first waiting batch call to be pushed back by
+	 * later, smaller batch calls until its max-wait.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void theFirstWaitingBatchCallKeepsItsTurnWhileAnInteractiveCallWaits(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			// chat: a bucket of 2 requests refilled at 1 a second
+			.model("chat", limits(REQUESTS_PER_MINUTE, 60))
+			// nightly: a bucket of 2,000 tokens refilled at 1,000 a second
+			.model("nightly", limits(TOKENS_PER_MINUTE, 60_000), Priority.BATCH)
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool chat = engine.pool("openai", "chat");
+		Pool nightly = engine.pool("openai", "nightly");
+		acquire(engine, chat, new Demand(1, 0));
+		acquire(engine, chat, new Demand(1, 0));
+		assertThat(acquire(engine, nightly, new Demand(1_500, 0)).admitted()).isTrue();
+		Calls.Call large = acquire(engine, nightly, new Demand(1_800, 0), null, Duration.ofSeconds(20));
+		List<Calls.Call> small = new ArrayList<>();
+		for (int tick = 0; tick < 150 && !large.admitted(); tick++) {
+			if (tick % 5 == 0) {
+				// interactive calls keep waiting on chat's bucket
+				acquire(engine, chat, new Demand(1, 0));
+			}
+			small.add(acquire(engine, nightly, new Demand(100, 0)));
+			this.clock.advance(Duration.ofMillis(100));
+		}
+		assertThat(large.error()).as("starved until its max-wait").isNull();
+		assertThat(large.admitted()).isTrue();
+		// 1,800 tokens, 500 left after the first call, at 1,000 a second: 1.3 s; the
+		// interactive reserve of a batch call (0.2 of 2,000) while interactive calls wait
+		// adds 0.4 s
+		assertThat(large.waited()).as("undelayed by the later small calls")
+			.isLessThanOrEqualTo(Duration.ofMillis(1_800));
+		assertThat(small).allSatisfy((call) -> assertThat(call.error()).isNull());
+	}
+
 }

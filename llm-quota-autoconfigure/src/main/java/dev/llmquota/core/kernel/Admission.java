@@ -88,7 +88,9 @@ public final class Admission {
 	/**
 	 * Runs a queue whose calls are booked in this process's books: each call in order is
 	 * booked to start now or not at all. A later call goes ahead of the head only when it
-	 * fits now and leaves the head's earliest admission time unchanged.
+	 * fits now and leaves the head's earliest admission time unchanged; and of the first
+	 * waiting call of its own class too, so a later class's first call keeps its turn
+	 * within its class while an earlier class waits.
 	 * @param classes the queues in the order they are served
 	 * @param books the books and calls
 	 * @param now the monotonic time
@@ -100,10 +102,12 @@ public final class Admission {
 		int tried = 0;
 		boolean admitted = false;
 		for (Iterable<C> queue : classes) {
+			C classHead = null;
+			long classHeadAt = now;
 			for (Iterator<C> it = queue.iterator(); it.hasNext();) {
 				C call = it.next();
-				long retryAt = (tried++ < BACKFILL_WINDOW) ? attemptHere(call, head, headAt, books, now)
-						: Long.MAX_VALUE;
+				long retryAt = (tried++ < BACKFILL_WINDOW) ? attemptHere(call, head, headAt,
+						(classHead != head) ? classHead : null, classHeadAt, books, now) : Long.MAX_VALUE;
 				if (retryAt == ADMITTED || retryAt == FAILED) {
 					admitted |= retryAt == ADMITTED;
 					it.remove();
@@ -118,6 +122,10 @@ public final class Admission {
 				if (head == null) {
 					head = call;
 					headAt = Math.max(now, call.readyAt());
+				}
+				if (classHead == null) {
+					classHead = call;
+					classHeadAt = Math.max(now, call.readyAt());
 				}
 			}
 		}
@@ -137,10 +145,18 @@ public final class Admission {
 	/**
 	 * Tries to admit one call here. Returns when to try again ({@code MAX_VALUE} when a
 	 * release or the head's admission will), {@link #ADMITTED} or {@link #FAILED}.
+	 * @param classHead the first waiting call of the call's class when it is not the
+	 * head, or {@code null}
 	 */
-	private static <C extends Call> long attemptHere(C call, C head, long headAt, Books<C> books, long now) {
+	private static <C extends Call> long attemptHere(C call, C head, long headAt, C classHead, long classHeadAt,
+			Books<C> books, long now) {
 		books.look(call);
-		switch (screen(call, head, books, now, false)) {
+		Screen screen = screen(call, head, books, now, false);
+		if (screen == Screen.CLEAR && classHead != null && takesGateRoomOf(classHead, call)) {
+			books.hold(call, Hold.HEAD, -1, classHead);
+			screen = Screen.BEHIND_HEAD;
+		}
+		switch (screen) {
 			case FAILED:
 				return FAILED;
 			case PENALIZED:
@@ -166,14 +182,21 @@ public final class Admission {
 			books.readyAt(call, at);
 			return at;
 		}
-		if (head != null && Arith.saturatedAdd(now, books.wait(head, now)) > headAt) {
-			// admitting this call would delay the head: give its units back
+		C delayed = delays(head, headAt, books, now) ? head
+				: delays(classHead, classHeadAt, books, now) ? classHead : null;
+		if (delayed != null) {
+			// admitting this call would delay a first waiting call: give its units back
 			books.giveBack(call, now);
-			books.hold(call, Hold.HEAD, -1, head);
+			books.hold(call, Hold.HEAD, -1, delayed);
 			return Long.MAX_VALUE;
 		}
 		books.admit(call, now);
 		return ADMITTED;
+	}
+
+	/** Whether a waiting call's earliest admission is now later than {@code at}. */
+	private static <C extends Call> boolean delays(C waiting, long at, Books<C> books, long now) {
+		return waiting != null && Arith.saturatedAdd(now, books.wait(waiting, now)) > at;
 	}
 
 	/**
@@ -273,7 +296,14 @@ public final class Admission {
 		long nextWake = Long.MAX_VALUE;
 		int tried = 0;
 		C head = null;
-		for (Iterable<C> queue : classes) {
+		for (int served = 0; served < classes.size(); served++) {
+			Iterable<C> queue = classes.get(served);
+			// a later class (batch) is booked only to start now, never ahead: the first
+			// of its calls its buckets refused keeps its turn, the later ones of its
+			// class waiting behind it, since the shared books cannot tell here whether
+			// they would delay it
+			boolean bookedOnlyNow = served > 0;
+			C refusedFirst = null;
 			for (Iterator<C> it = queue.iterator(); it.hasNext();) {
 				C call = it.next();
 				if (!books.waiting(call)) {
@@ -296,11 +326,18 @@ public final class Admission {
 					it.remove();
 					continue;
 				}
+				if (screen == Screen.CLEAR && refusedFirst != null) {
+					books.hold(call, Hold.HEAD, -1, refusedFirst);
+					screen = Screen.BEHIND_HEAD;
+				}
 				if (screen == Screen.PENALIZED || screen == Screen.GATED) {
 					head = (head != null) ? head : call;
 				}
 				if (screen == Screen.PENALIZED) {
 					nextWake = Math.min(nextWake, call.readyAt());
+					if (bookedOnlyNow && refusedFirst == null && books.penaltyEnd(call, now) <= now) {
+						refusedFirst = call;
+					}
 				}
 				else if (screen == Screen.GATED && books.needsDayCheck(call)) {
 					// a spent day fails the call now, not once the bound opens

@@ -73,6 +73,12 @@ public final class LlmQuotaCalls {
 	private final List<ProviderEntry> routes;
 
 	/**
+	 * The probe of each deployment (entry and model) with no known limit, shared by every
+	 * route that goes there: one call at a time reaches it, whichever route it came by.
+	 */
+	private final Map<String, AtomicReference<Object>> probes = new ConcurrentHashMap<>();
+
+	/**
 	 * Creates the calls facade with the default retry settings.
 	 * @param engine the quota engine
 	 */
@@ -166,7 +172,7 @@ public final class LlmQuotaCalls {
 		}).toList();
 		ProviderEntry first = entries.get(0);
 		return new ProviderEntry(first.provider(), first.dialect(), Credentials.NONE,
-				new Route(spec, entries, this.engine));
+				new Route(spec, entries, this.engine, this.probes));
 	}
 
 	/**

@@ -4,6 +4,8 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
@@ -39,12 +41,23 @@ public final class Route {
 
 	private final String prefix;
 
-	Route(RouteSpec spec, List<ProviderEntry> entries, QuotaEngine engine) {
+	/**
+	 * A route over the entries.
+	 * @param probes the probes of deployments with no known limit, by entry and model,
+	 * shared by every route
+	 */
+	Route(RouteSpec spec, List<ProviderEntry> entries, QuotaEngine engine,
+			Map<String, AtomicReference<Object>> probes) {
 		this.spec = spec;
 		this.engine = engine;
 		List<Target> targets = new ArrayList<>();
 		for (int i = 0; i < entries.size(); i++) {
-			targets.add(new Target(spec.targets().get(i), entries.get(i)));
+			RouteSpec.Target target = spec.targets().get(i);
+			ProviderEntry entry = entries.get(i);
+			AtomicReference<Object> probe = probes.computeIfAbsent(
+					entry.provider().id() + "/" + target.model().toLowerCase(Locale.ROOT),
+					(deployment) -> new AtomicReference<>());
+			targets.add(new Target(target, entry, probe));
 		}
 		this.targets = List.copyOf(targets);
 		this.prefix = LlmQuota.route(spec.name());
@@ -268,8 +281,11 @@ public final class Route {
 
 		private final ProviderEntry entry;
 
-		/** The probe of a target with no known limit: chosen, then its permit. */
-		private final AtomicReference<Object> probe = new AtomicReference<>();
+		/**
+		 * The probe of a target with no known limit: chosen, then its permit; its
+		 * deployment's, whichever route goes there.
+		 */
+		private final AtomicReference<Object> probe;
 
 		private final AtomicLong taken = new AtomicLong();
 
@@ -286,9 +302,10 @@ public final class Route {
 
 		private volatile boolean untrusted;
 
-		Target(RouteSpec.Target spec, ProviderEntry entry) {
+		Target(RouteSpec.Target spec, ProviderEntry entry, AtomicReference<Object> probe) {
 			this.spec = spec;
 			this.entry = entry;
+			this.probe = probe;
 		}
 
 		/**

@@ -201,6 +201,21 @@ class RoutesTests {
 	}
 
 	/**
+	 * Two routes over one deployment with no known limit share its probe: one call at a
+	 * time reaches it, whichever route it came by.
+	 */
+	@Test
+	void aTargetWithNoKnownLimitGetsOneCallAtATimeAcrossRoutes() {
+		ProviderSimulator unknown = simulator((sim) -> sim.model("gpt-4o", (l) -> l.concurrentRequests(1))
+			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(100))));
+		GovernedApp app = app(entry("unknown", unknown, "openai"), target(0, "unknown", "gpt-4o"),
+				"llm.quota.routes.nightly.targets[0].provider=unknown",
+				"llm.quota.routes.nightly.targets[0].model=gpt-4o", "llm.quota.max-wait=10s");
+		assertThat(okHttpCalls(app, 4, "gpt4o", "nightly")).containsOnly("200");
+		assertThat(unknown.requestLog().refused()).as("a second call at once would be refused").isEmpty();
+	}
+
+	/**
 	 * A target in shadow mode holds no call back, not for a probe either: two calls at
 	 * once both go, where enforcing would keep the second for the first's end, past its
 	 * max-wait.
@@ -720,12 +735,17 @@ class RoutesTests {
 	 * one's status, or the exception it ended with.
 	 */
 	private static List<String> okHttpCalls(GovernedApp app, int calls) {
+		return okHttpCalls(app, calls, "gpt4o");
+	}
+
+	/** Calls at once, spread over the routes in turn. */
+	private static List<String> okHttpCalls(GovernedApp app, int calls, String... routes) {
 		OkHttpClient okHttp = new OkHttpClient.Builder()
 			.addInterceptor(app.context().getBean(LlmQuotaOkHttpInterceptor.class))
 			.build();
 		return Flux.range(0, calls).flatMap((i) -> Mono.fromCallable(() -> {
 			try (Response response = okHttp
-				.newCall(new Request.Builder().url(LlmQuota.route("gpt4o") + CHAT)
+				.newCall(new Request.Builder().url(LlmQuota.route(routes[i % routes.length]) + CHAT)
 					.post(RequestBody.create(body("gpt-4o", false), okhttp3.MediaType.get("application/json")))
 					.build())
 				.execute()) {

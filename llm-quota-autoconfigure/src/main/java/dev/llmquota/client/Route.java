@@ -143,6 +143,12 @@ public final class Route {
 			// unmarked in the books)
 			boolean spent = headroom.never() || call.saidSpent(target);
 			long wait = headroom.waitNanos();
+			if (pool.spec().mode() == Mode.SHADOW) {
+				// its books rank it as enforcing would, but it holds no call back:
+				// never passed over for its wait alone, nor for a spent quota
+				wait = spent ? leftNanos : Math.min(wait, leftNanos);
+				spent = false;
+			}
 			target.untrusted = !trusted(pool);
 			boolean probeOut = target.untrusted && target.probing();
 			if (probeOut && !spent) {

@@ -156,7 +156,8 @@ public final class QuotaEngine implements AutoCloseable {
 	 * Returns how soon a call would be admitted on a pool were it asked now, as this
 	 * process sees the books (with a shared store: what the store last told the calls
 	 * waiting here), behind the calls already waiting, taking nothing: what a route
-	 * compares across its targets. A pool that does not enforce is free.
+	 * compares across its targets. A pool in shadow mode answers as enforcing would (its
+	 * twins' books), though it holds no call back; one that is off is free.
 	 * @param pool the pool
 	 * @param demand what the call would ask
 	 * @param priority its class, or {@code null} for the model's default
@@ -166,7 +167,7 @@ public final class QuotaEngine implements AutoCloseable {
 		// this process's view alone: a route asks it on the caller's thread, for every
 		// target, and never waits on a shared store
 		QuotaState state = localState(pool);
-		if (pool.spec().mode() != Mode.ENFORCE) {
+		if (pool.spec().mode() == Mode.OFF) {
 			return new Headroom(0, state, null);
 		}
 		Priority effectivePriority = (priority != null) ? priority : pool.spec().priority();

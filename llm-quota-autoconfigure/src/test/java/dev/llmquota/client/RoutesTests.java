@@ -230,6 +230,25 @@ class RoutesTests {
 	}
 
 	/**
+	 * A target in shadow mode is chosen as enforcing would choose it, by its books,
+	 * though it holds no call back: one whose books are full is passed over for a target
+	 * with room, rather than sent calls its provider refuses.
+	 */
+	@Test
+	void aShadowTargetWhoseBooksAreFullIsPassedOverForATargetWithRoom() {
+		ProviderSimulator shadow = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(1)));
+		ProviderSimulator other = simulator((sim) -> sim.model("gpt-4o", (l) -> l.requestsPerMinute(600)));
+		GovernedApp app = app(entry("shadow", shadow, "openai", "mode=shadow", "models.gpt-4o.requests-per-minute=1"),
+				entry("other", other, "openai", "models.gpt-4o.requests-per-minute=600"), target(0, "shadow", "gpt-4o"),
+				target(1, "other", "gpt-4o"));
+		for (int i = 0; i < 3; i++) {
+			restCall(app);
+		}
+		assertThat(shadow.requestLog().refused()).as("refused by the shadow target").isEmpty();
+		assertThat(taken(app)).containsExactly(1L, 2L);
+	}
+
+	/**
 	 * A call waiting at a target whose quota is found spent meanwhile (another call's
 	 * answer said so) moves to the target with room, as a spent answer to it would have
 	 * moved it, rather than failing.

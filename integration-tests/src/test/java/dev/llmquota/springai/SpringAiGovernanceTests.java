@@ -17,8 +17,6 @@ import dev.llmquota.test.simulator.ProviderSimulator;
 import dev.llmquota.test.simulator.ProviderSimulatorBuilder;
 import dev.llmquota.test.simulator.RequestRecord;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.ai.anthropic.AnthropicChatModel;
 import org.springframework.ai.chat.model.ChatModel;
@@ -85,28 +83,18 @@ class SpringAiGovernanceTests {
 
 	}
 
+	/**
+	 * OpenAI's and Anthropic's models over their SDKs, and Ollama's through the context's
+	 * builders: each one's call and stream governed, in one context.
+	 */
 	@Test
-	void openAiCallAndStreamAreGoverned() {
+	void eachModelsCallAndStreamAreGoverned() {
 		try (Setup setup = new Setup((sim) -> {
 		})) {
-			assertGoverned(setup, setup.context.getBean(OpenAiChatModel.class), setup.pool("openai", "gpt-4o"));
-		}
-	}
-
-	@Test
-	void anthropicCallAndStreamAreGoverned() {
-		try (Setup setup = new Setup((sim) -> {
-		})) {
-			assertGoverned(setup, setup.context.getBean(AnthropicChatModel.class),
-					setup.pool("anthropic", "claude-sonnet-4-5"));
-		}
-	}
-
-	@Test
-	void ollamaCallAndStreamAreGovernedThroughTheContextsBuilders() {
-		try (Setup setup = new Setup((sim) -> {
-		})) {
-			assertGoverned(setup, setup.context.getBean(OllamaChatModel.class), setup.pool("ollama", "llama3"));
+			for (String vendor : VENDORS) {
+				setup.simulator.requestLog().clear();
+				assertGoverned(setup, model(setup, vendor), setup.pool(vendor, MODELS.get(vendor)));
+			}
 		}
 	}
 
@@ -184,18 +172,21 @@ class SpringAiGovernanceTests {
 	 * A provider that refuses every call: the SDK's and Spring AI's own retries are left
 	 * at their defaults, and the provider sees exactly llm-quota's attempts.
 	 */
-	@ParameterizedTest
-	@ValueSource(strings = { "openai", "anthropic", "ollama" })
-	void aProviderRefusingEveryCallSeesExactlyLlmQuotasAttemptsAndNoMore(String vendor) {
+	@Test
+	void aProviderRefusingEveryCallSeesExactlyLlmQuotasAttemptsAndNoMore() {
 		try (Setup setup = new Setup(
 				(sim) -> sim.faultRate(Fault.RATE_LIMITED, 1.0).latency((latency) -> latency.fixedOutputTokens(5)),
 				"llm.quota.retry.max-attempts=3")) {
 			setup.simulator.faults().rateLimitWait(Duration.ofMillis(50));
-			ChatModel model = model(setup, vendor);
-			assertThatException().isThrownBy(() -> model.call("Hello."));
-			assertThat(setup.simulator.requestLog().records()).as("requests of one call").hasSize(3);
-			assertThatException().isThrownBy(() -> model.stream("Hello.").collectList().block(PATIENCE));
-			assertThat(setup.simulator.requestLog().records()).as("requests of a call and a stream").hasSize(6);
+			for (String vendor : VENDORS) {
+				setup.simulator.requestLog().clear();
+				ChatModel model = model(setup, vendor);
+				assertThatException().isThrownBy(() -> model.call("Hello."));
+				assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of one call").hasSize(3);
+				assertThatException().isThrownBy(() -> model.stream("Hello.").collectList().block(PATIENCE));
+				assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of a call and a stream")
+					.hasSize(6);
+			}
 		}
 	}
 
@@ -204,19 +195,22 @@ class SpringAiGovernanceTests {
 	 * attempts reach it, and neither the SDK nor Spring AI's retry template runs them
 	 * again.
 	 */
-	@ParameterizedTest
-	@ValueSource(strings = { "openai", "anthropic", "ollama" })
-	void anOverloadedProviderSeesExactlyLlmQuotasAttemptsAndNoMore(String vendor) {
+	@Test
+	void anOverloadedProviderSeesExactlyLlmQuotasAttemptsAndNoMore() {
 		try (Setup setup = new Setup(
 				(sim) -> sim.faultRate(Fault.OVERLOADED, 1.0).latency((latency) -> latency.fixedOutputTokens(5)),
 				"llm.quota.retry.max-attempts=2", "llm.quota.retry.initial-backoff=10ms",
 				"llm.quota.retry.max-backoff=20ms", "spring.ai.retry.backoff.initial-interval=10ms",
 				"spring.ai.retry.backoff.max-interval=20ms")) {
-			ChatModel model = model(setup, vendor);
-			assertThatException().isThrownBy(() -> model.call("Hello."));
-			assertThat(setup.simulator.requestLog().records()).as("requests of one call").hasSize(2);
-			assertThatException().isThrownBy(() -> model.stream("Hello.").collectList().block(PATIENCE));
-			assertThat(setup.simulator.requestLog().records()).as("requests of a call and a stream").hasSize(4);
+			for (String vendor : VENDORS) {
+				setup.simulator.requestLog().clear();
+				ChatModel model = model(setup, vendor);
+				assertThatException().isThrownBy(() -> model.call("Hello."));
+				assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of one call").hasSize(2);
+				assertThatException().isThrownBy(() -> model.stream("Hello.").collectList().block(PATIENCE));
+				assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of a call and a stream")
+					.hasSize(4);
+			}
 		}
 	}
 
@@ -224,24 +218,32 @@ class SpringAiGovernanceTests {
 	 * A call llm-quota cannot admit fails once, within max-wait and a second: the SDK
 	 * does not wait out max-wait again for each of its retries.
 	 */
-	@ParameterizedTest
-	@ValueSource(strings = { "openai", "anthropic", "ollama" })
-	void aCallThatCannotBeAdmittedFailsOnceWithinMaxWait(String vendor) {
+	@Test
+	void aCallThatCannotBeAdmittedFailsOnceWithinMaxWait() {
+		List<String> oneAMinute = new ArrayList<>(List.of("llm.quota.max-wait=1s", "llm.quota.headroom=1.0"));
+		VENDORS.forEach((vendor) -> oneAMinute
+			.add("llm.quota.providers." + vendor + ".models." + MODELS.get(vendor) + ".requests-per-minute=1"));
 		try (Setup setup = new Setup((sim) -> {
-		}, "llm.quota.max-wait=1s", "llm.quota.headroom=1.0",
-				"llm.quota.providers." + vendor + ".models." + MODELS.get(vendor) + ".requests-per-minute=1")) {
-			ChatModel model = model(setup, vendor);
-			assertThat(model.call("First.")).isNotEmpty();
-			long start = System.nanoTime();
-			assertThatException().isThrownBy(() -> model.call("Second."))
-				.satisfies((ex) -> assertThat(causes(ex)).hasAtLeastOneElementOfType(QuotaWaitTimeoutException.class));
-			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
-			start = System.nanoTime();
-			assertThatException().isThrownBy(() -> model.stream("Third.").collectList().block(PATIENCE));
-			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
-			assertThat(setup.simulator.requestLog().records()).hasSize(1);
+		}, oneAMinute.toArray(String[]::new))) {
+			for (String vendor : VENDORS) {
+				setup.simulator.requestLog().clear();
+				ChatModel model = model(setup, vendor);
+				assertThat(model.call("First.")).isNotEmpty();
+				long start = System.nanoTime();
+				assertThatException().isThrownBy(() -> model.call("Second."))
+					.satisfies(
+							(ex) -> assertThat(causes(ex)).hasAtLeastOneElementOfType(QuotaWaitTimeoutException.class));
+				assertThat(Duration.ofNanos(System.nanoTime() - start)).as(vendor).isLessThan(Duration.ofSeconds(2));
+				start = System.nanoTime();
+				assertThatException().isThrownBy(() -> model.stream("Third.").collectList().block(PATIENCE));
+				assertThat(Duration.ofNanos(System.nanoTime() - start)).as(vendor).isLessThan(Duration.ofSeconds(2));
+				assertThat(setup.simulator.requestLog().records()).as(vendor).hasSize(1);
+			}
 		}
 	}
+
+	/** Spring AI's models, each with its own provider entry. */
+	private static final List<String> VENDORS = List.of("openai", "anthropic", "ollama");
 
 	private static final Map<String, String> MODELS = Map.of("openai", "gpt-4o", "anthropic", "claude-sonnet-4-5",
 			"ollama", "llama3");

@@ -3,6 +3,7 @@ package dev.llmquota.client.webclient;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -104,12 +105,26 @@ public final class LlmQuotaExchangeFilterFunction implements ExchangeFilterFunct
 	private Mono<ClientResponse> attempt(ExchangeFunction next, ClientRequest request, CapturedBody captured,
 			ClientRequest replay, CallPlan plan, int attempt, long deadline) {
 		// every attempt waits within what is left of the call's one deadline
-		return this.calls.admit(plan, deadline).flatMap((permit) -> {
-			GovernedCall call = this.calls.start(plan, permit);
-			return next.exchange((replay != null) ? replay : replay(request, captured, call.plan()))
-				.doOnError((ex) -> call.onNoResponse())
-				.doOnCancel(call::onCancel)
-				.flatMap((response) -> answered(response, call, attempt, deadline));
+		return Mono.defer(() -> {
+			AtomicReference<GovernedCall> unanswered = new AtomicReference<>();
+			return this.calls.admit(plan, deadline).flatMap((permit) -> {
+				GovernedCall call = this.calls.start(plan, permit);
+				unanswered.set(call);
+				return next.exchange((replay != null) ? replay : replay(request, captured, call.plan()))
+					.doOnError((ex) -> call.onNoResponse())
+					.doOnCancel(call::onCancel)
+					.flatMap((response) -> answered(response, call, attempt, deadline));
+			})
+				.doOnNext((response) -> unanswered.set(null))
+				// a caller gone before the attempt answered ends its call here too:
+				// seen once in thousands of cancels racing the answer, the cancel did not
+				// reach the operators inside, and the slot stayed held to the lease
+				.doOnCancel(() -> {
+					GovernedCall call = unanswered.getAndSet(null);
+					if (call != null) {
+						call.onCancel();
+					}
+				});
 		});
 	}
 

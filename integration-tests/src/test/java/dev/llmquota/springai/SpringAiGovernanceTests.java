@@ -178,15 +178,7 @@ class SpringAiGovernanceTests {
 				(sim) -> sim.faultRate(Fault.RATE_LIMITED, 1.0).latency((latency) -> latency.fixedOutputTokens(5)),
 				"llm.quota.retry.max-attempts=3")) {
 			setup.simulator.faults().rateLimitWait(Duration.ofMillis(50));
-			for (String vendor : VENDORS) {
-				setup.simulator.requestLog().clear();
-				ChatModel model = model(setup, vendor);
-				assertThatException().isThrownBy(() -> model.call("Hello."));
-				assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of one call").hasSize(3);
-				assertThatException().isThrownBy(() -> model.stream("Hello.").collectList().block(PATIENCE));
-				assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of a call and a stream")
-					.hasSize(6);
-			}
+			assertEachModelsCallAndStreamReachIt(setup, 3);
 		}
 	}
 
@@ -202,15 +194,7 @@ class SpringAiGovernanceTests {
 				"llm.quota.retry.max-attempts=2", "llm.quota.retry.initial-backoff=10ms",
 				"llm.quota.retry.max-backoff=20ms", "spring.ai.retry.backoff.initial-interval=10ms",
 				"spring.ai.retry.backoff.max-interval=20ms")) {
-			for (String vendor : VENDORS) {
-				setup.simulator.requestLog().clear();
-				ChatModel model = model(setup, vendor);
-				assertThatException().isThrownBy(() -> model.call("Hello."));
-				assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of one call").hasSize(2);
-				assertThatException().isThrownBy(() -> model.stream("Hello.").collectList().block(PATIENCE));
-				assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of a call and a stream")
-					.hasSize(4);
-			}
+			assertEachModelsCallAndStreamReachIt(setup, 2);
 		}
 	}
 
@@ -264,6 +248,22 @@ class SpringAiGovernanceTests {
 		assertThat(pool.stats().inFlightCalls()).isZero();
 		assertThat(pool.stats().outputSamples()).as("both calls' usage reached the books").isEqualTo(2);
 		assertThat(pool.stats().billedOutput()).isPositive();
+	}
+
+	/**
+	 * Each model's failing call, then its failing stream, reaches the provider exactly
+	 * {@code attempts} times.
+	 */
+	private static void assertEachModelsCallAndStreamReachIt(Setup setup, int attempts) {
+		for (String vendor : VENDORS) {
+			setup.simulator.requestLog().clear();
+			ChatModel model = model(setup, vendor);
+			assertThatException().isThrownBy(() -> model.call("Hello."));
+			assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of one call").hasSize(attempts);
+			assertThatException().isThrownBy(() -> model.stream("Hello.").collectList().block(PATIENCE));
+			assertThat(setup.simulator.requestLog().records()).as(vendor + ": requests of a call and a stream")
+				.hasSize(2 * attempts);
+		}
 	}
 
 	private static List<Throwable> causes(Throwable failure) {

@@ -425,14 +425,7 @@ class RoutesTests {
 		String url = "http://127.0.0.1:" + server(saw, 200, CHAT_ANSWER).getAddress().getPort();
 		GovernedApp app = app(project("first", url, "proj_1"), project("second", url, "proj_2"),
 				target(0, "second", "gpt-4o"));
-		app.restClient()
-			.post()
-			.uri(LlmQuota.route("gpt4o") + CHAT)
-			.contentType(MediaType.APPLICATION_JSON)
-			.header("OpenAI-Project", "proj_1")
-			.body(body("gpt-4o", false))
-			.retrieve()
-			.body(String.class);
+		callWithTheCallersOwn(app, "OpenAI-Project", "proj_1");
 		assertThat(app.engine().pool("second", "gpt-4o").stats().billedOutput()).as("booked on second").isPositive();
 		assertThat(saw).singleElement()
 			.satisfies((headers) -> assertThat(headers).containsEntry("openai-project", "proj_2"));
@@ -450,11 +443,16 @@ class RoutesTests {
 
 	/** A call to the route with a key of the caller's own, as an OpenAI SDK sends it. */
 	private static void callWithTheCallersOwnKey(GovernedApp app) {
+		callWithTheCallersOwn(app, "Authorization", "Bearer sk-caller");
+	}
+
+	/** A call to the route with a header of the caller's own. */
+	private static void callWithTheCallersOwn(GovernedApp app, String header, String value) {
 		app.restClient()
 			.post()
 			.uri(LlmQuota.route("gpt4o") + CHAT)
 			.contentType(MediaType.APPLICATION_JSON)
-			.header("Authorization", "Bearer sk-caller")
+			.header(header, value)
 			.body(body("gpt-4o", false))
 			.retrieve()
 			.body(String.class);

@@ -200,6 +200,18 @@ abstract class QueueBooks implements SharedBooks<Waiter> {
 	}
 
 	@Override
+	public boolean sharesBucket(Waiter waiter, Waiter other) {
+		for (Charge charge : waiter.charges) {
+			for (Charge others : other.charges) {
+				if (charge.bucket().equals(others.bucket())) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+
+	@Override
 	public boolean needsDayCheck(Waiter waiter) {
 		return false;
 	}

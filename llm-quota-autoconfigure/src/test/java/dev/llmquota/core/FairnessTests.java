@@ -184,4 +184,45 @@ class FairnessTests {
 		assertThat(small).allSatisfy((call) -> assertThat(call.error()).isNull());
 	}
 
+	/**
+	 * A batch call of another pool, which takes nothing the first waiting batch call
+	 * needs, is not held behind it, whether a full in-flight bound or its buckets hold
+	 * that call back, an interactive call waiting or not.
+	 */
+	@ParameterizedTest
+	@EnumSource(TestStores.Kind.class)
+	void aBatchCallOfAnotherPoolIsNotHeldBehindTheFirstWaitingBatchCall(TestStores.Kind store) {
+		QuotaEngine engine = TestConfigs.provider()
+			.inFlightGate(false)
+			.burstWindow(Duration.ofSeconds(60))
+			.maxWait(Duration.ofSeconds(60))
+			.model("chat", limits(REQUESTS_PER_MINUTE, 2))
+			.model("nightly", limits(TOKENS_PER_MINUTE, 1_000), Priority.BATCH)
+			.model("capped", limits(CONCURRENT_REQUESTS, 1, TOKENS_PER_MINUTE, 1_000), Priority.BATCH)
+			.model("other", limits(TOKENS_PER_MINUTE, 600_000), Priority.BATCH)
+			.engine(this.stores.open(store, this.clock), this.clock);
+		Pool chat = engine.pool("openai", "chat");
+		Pool nightly = engine.pool("openai", "nightly");
+		Pool capped = engine.pool("openai", "capped");
+		Pool other = engine.pool("openai", "other");
+		// nightly's tokens come back in 30 s
+		Calls.Call running = acquire(engine, nightly, new Demand(1_000, 0));
+		Calls.Call refused = acquire(engine, nightly, new Demand(500, 0));
+		assertThat(refused.admitted()).isFalse();
+		assertThat(acquire(engine, other, new Demand(100, 0)).admitted()).as("behind a call its buckets hold back")
+			.isTrue();
+		running.permit().complete(new Usage(1_000, 0, 0));
+		this.clock.advance(Duration.ofSeconds(30));
+		assertThat(refused.admitted()).isTrue();
+		// an interactive call waits, and capped's in-flight bound holds its next call
+		acquire(engine, chat, new Demand(1, 0));
+		acquire(engine, chat, new Demand(1, 0));
+		assertThat(acquire(engine, chat, new Demand(1, 0)).admitted()).as("chat's bucket is empty").isFalse();
+		assertThat(acquire(engine, capped, new Demand(900, 0)).admitted()).isTrue();
+		Calls.Call gated = acquire(engine, capped, new Demand(500, 0));
+		assertThat(gated.admitted()).as("capped's in-flight bound is full").isFalse();
+		assertThat(acquire(engine, other, new Demand(100, 0)).admitted()).as("behind a call its bound holds back")
+			.isTrue();
+	}
+
 }

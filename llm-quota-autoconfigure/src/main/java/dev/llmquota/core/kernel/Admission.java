@@ -124,8 +124,10 @@ public final class Admission {
 					headAt = Math.max(now, call.readyAt());
 				}
 				if (classHead == null) {
+					// its buckets' wait as they stand: its readyAt is current only if it
+					// is the head or its buckets refused it
 					classHead = call;
-					classHeadAt = Math.max(now, call.readyAt());
+					classHeadAt = Arith.saturatedAdd(now, books.wait(call, now));
 				}
 			}
 		}
@@ -300,8 +302,8 @@ public final class Admission {
 			Iterable<C> queue = classes.get(served);
 			// a later class (batch) is booked only to start now, never ahead: the first
 			// of its calls its buckets refused keeps its turn, the later ones of its
-			// class waiting behind it, since the shared books cannot tell here whether
-			// they would delay it
+			// class that take from one of its buckets waiting behind it, since the
+			// shared books cannot tell here whether they would delay it
 			boolean bookedOnlyNow = served > 0;
 			C refusedFirst = null;
 			for (Iterator<C> it = queue.iterator(); it.hasNext();) {
@@ -326,7 +328,7 @@ public final class Admission {
 					it.remove();
 					continue;
 				}
-				if (screen == Screen.CLEAR && refusedFirst != null) {
+				if (screen == Screen.CLEAR && refusedFirst != null && books.sharesBucket(call, refusedFirst)) {
 					books.hold(call, Hold.HEAD, -1, refusedFirst);
 					screen = Screen.BEHIND_HEAD;
 				}

@@ -16,6 +16,11 @@ public interface SharedBooks<C extends Admission.Call> extends Books<C> {
 	 */
 	boolean needsDayCheck(C call);
 
+	/**
+	 * Whether two calls take from a bucket in common (their pool's, or their account's).
+	 */
+	boolean sharesBucket(C call, C other);
+
 	/** Effect: the call goes to the shared store to be booked; it keeps its place. */
 	void bookShared(C call);
 

@@ -435,6 +435,16 @@ class AdmissionPropertyTests {
 		}
 
 		@Override
+		public boolean sharesBucket(Call call, Call other) {
+			for (int i = 0; i < call.amounts.length && i < other.amounts.length; i++) {
+				if (call.amounts[i] > 0 && other.amounts[i] > 0) {
+					return true;
+				}
+			}
+			return false;
+		}
+
+		@Override
 		public boolean needsDayCheck(Call call) {
 			return false;
 		}

@@ -73,10 +73,10 @@ public final class LlmQuotaCalls {
 	private final List<ProviderEntry> routes;
 
 	/**
-	 * The probe of each deployment (entry and model) with no known limit, shared by every
-	 * route that goes there: one call at a time reaches it, whichever route it came by.
+	 * The probe of each deployment (its pool) with no known limit, shared by every route
+	 * that goes there: one call at a time reaches it, whichever route it came by.
 	 */
-	private final Map<String, AtomicReference<Object>> probes = new ConcurrentHashMap<>();
+	private final Map<Pool, AtomicReference<Object>> probes = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates the calls facade with the default retry settings.

@@ -4,7 +4,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -43,21 +42,15 @@ public final class Route {
 
 	/**
 	 * A route over the entries.
-	 * @param probes the probes of deployments with no known limit, by entry and model,
-	 * shared by every route
+	 * @param probes the probes of deployments with no known limit, by pool, shared by
+	 * every route
 	 */
-	Route(RouteSpec spec, List<ProviderEntry> entries, QuotaEngine engine,
-			Map<String, AtomicReference<Object>> probes) {
+	Route(RouteSpec spec, List<ProviderEntry> entries, QuotaEngine engine, Map<Pool, AtomicReference<Object>> probes) {
 		this.spec = spec;
 		this.engine = engine;
 		List<Target> targets = new ArrayList<>();
 		for (int i = 0; i < entries.size(); i++) {
-			RouteSpec.Target target = spec.targets().get(i);
-			ProviderEntry entry = entries.get(i);
-			AtomicReference<Object> probe = probes.computeIfAbsent(
-					entry.provider().id() + "/" + target.model().toLowerCase(Locale.ROOT),
-					(deployment) -> new AtomicReference<>());
-			targets.add(new Target(target, entry, probe));
+			targets.add(new Target(spec.targets().get(i), entries.get(i), probes));
 		}
 		this.targets = List.copyOf(targets);
 		this.prefix = LlmQuota.route(spec.name());
@@ -288,10 +281,13 @@ public final class Route {
 		private final ProviderEntry entry;
 
 		/**
-		 * The probe of a target with no known limit: chosen, then its permit; its
-		 * deployment's, whichever route goes there.
+		 * The probes of deployments with no known limit, by pool: a target's is its
+		 * pool's, whichever route goes there and whatever alias it names the model by.
 		 */
-		private final AtomicReference<Object> probe;
+		private final Map<Pool, AtomicReference<Object>> probes;
+
+		/** This target's probe: chosen, then its permit; looked up on first use. */
+		private volatile AtomicReference<Object> probe;
 
 		private final AtomicLong taken = new AtomicLong();
 
@@ -308,10 +304,19 @@ public final class Route {
 
 		private volatile boolean untrusted;
 
-		Target(RouteSpec.Target spec, ProviderEntry entry, AtomicReference<Object> probe) {
+		Target(RouteSpec.Target spec, ProviderEntry entry, Map<Pool, AtomicReference<Object>> probes) {
 			this.spec = spec;
 			this.entry = entry;
-			this.probe = probe;
+			this.probes = probes;
+		}
+
+		private AtomicReference<Object> probe() {
+			AtomicReference<Object> probe = this.probe;
+			if (probe == null) {
+				probe = this.probes.computeIfAbsent(pool(), (pool) -> new AtomicReference<>());
+				this.probe = probe;
+			}
+			return probe;
 		}
 
 		/**
@@ -422,27 +427,27 @@ public final class Route {
 				this.perSecond[slot]++;
 			}
 			if (probe) {
-				this.probe.compareAndSet(CHOSEN, permit);
+				probe().compareAndSet(CHOSEN, permit);
 			}
 		}
 
 		/** A probe chosen here was not admitted: it is free again. */
 		void probeNotTaken() {
-			this.probe.compareAndSet(CHOSEN, null);
+			probe().compareAndSet(CHOSEN, null);
 		}
 
 		/** Whether a probe is out: chosen, or admitted and not ended. */
 		private boolean probing() {
-			Object current = this.probe.get();
+			Object current = probe().get();
 			if (current instanceof QuotaPermit permit && permit.isReleased()) {
-				this.probe.compareAndSet(current, null);
+				probe().compareAndSet(current, null);
 				return false;
 			}
 			return current != null;
 		}
 
 		private boolean takeProbe() {
-			return !probing() && this.probe.compareAndSet(null, CHOSEN);
+			return !probing() && probe().compareAndSet(null, CHOSEN);
 		}
 
 		private long second() {

@@ -202,15 +202,16 @@ class RoutesTests {
 
 	/**
 	 * Two routes over one deployment with no known limit share its probe: one call at a
-	 * time reaches it, whichever route it came by.
+	 * time reaches it, whichever route it came by, and whichever of its ids it is named
+	 * by.
 	 */
 	@Test
 	void aTargetWithNoKnownLimitGetsOneCallAtATimeAcrossRoutes() {
-		ProviderSimulator unknown = simulator((sim) -> sim.model("gpt-4o", (l) -> l.concurrentRequests(1))
+		ProviderSimulator unknown = simulator((sim) -> sim.account((l) -> l.concurrentRequests(1))
 			.latency((latency) -> latency.timeToFirstToken(Duration.ofMillis(100))));
-		GovernedApp app = app(entry("unknown", unknown, "openai"), target(0, "unknown", "gpt-4o"),
-				"llm.quota.routes.nightly.targets[0].provider=unknown",
-				"llm.quota.routes.nightly.targets[0].model=gpt-4o", "llm.quota.max-wait=10s");
+		GovernedApp app = app(entry("unknown", unknown, "openai", "models.gpt-4o.aliases[0]=gpt-4o-2024-08-06"),
+				target(0, "unknown", "gpt-4o"), "llm.quota.routes.nightly.targets[0].provider=unknown",
+				"llm.quota.routes.nightly.targets[0].model=gpt-4o-2024-08-06", "llm.quota.max-wait=10s");
 		assertThat(okHttpCalls(app, 4, "gpt4o", "nightly")).containsOnly("200");
 		assertThat(unknown.requestLog().refused()).as("a second call at once would be refused").isEmpty();
 	}

@@ -9,6 +9,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import dev.llmquota.client.Credentials;
+import dev.llmquota.core.ProviderSpec;
+import dev.llmquota.core.QuotaConfig;
 
 /**
  * Reads {@code llm.quota.providers.<id>.headers} into the credentials of each entry,
@@ -41,24 +43,26 @@ final class EntryCredentials {
 	 * account whose books the attempt is booked on (not the caller's, or the key's
 	 * default one).
 	 */
-	static Map<String, Credentials> of(LlmQuotaProperties properties) {
+	static Map<String, Credentials> of(LlmQuotaProperties properties, QuotaConfig config) {
 		Map<String, Credentials> credentials = new HashMap<>();
 		properties.getProviders().forEach((id, provider) -> {
 			String prefix = QuotaConfigFactory.PREFIX + "providers." + id + ".";
 			provider.getHeaders().forEach((name, value) -> check(prefix + "headers." + name, name, value));
 			Map<String, String> sent = new LinkedHashMap<>(provider.getHeaders());
-			LlmQuotaProperties.MatchHeader match = provider.getMatchHeader();
-			if (match != null && match.getName() != null && match.getValue() != null && isHeaderName(match.getName())) {
+			// the match-header as start-up validated it (its name trimmed)
+			ProviderSpec spec = config.providers().get(id);
+			ProviderSpec.MatchHeader match = (spec != null) ? spec.matchHeader().orElse(null) : null;
+			if (match != null) {
 				sent.forEach((name, value) -> {
-					if (name.equalsIgnoreCase(match.getName()) && !match.getValue().equals(value)) {
+					if (name.equalsIgnoreCase(match.name()) && !match.value().equals(value)) {
 						throw new InvalidQuotaPropertyException(prefix + "headers." + name, "(hidden)",
-								"it sends another " + match.getName() + " than the entry's match-header.value, so its"
+								"it sends another " + match.name() + " than the entry's match-header.value, so its"
 										+ " calls would be charged to another account than the one they are booked on",
 								"remove it: the entry sends its match-header itself.");
 					}
 				});
-				sent.keySet().removeIf((name) -> name.equalsIgnoreCase(match.getName()));
-				sent.put(match.getName(), match.getValue());
+				sent.keySet().removeIf((name) -> name.equalsIgnoreCase(match.name()));
+				sent.put(match.name(), match.value());
 			}
 			credentials.put(id, Credentials.of(sent));
 		});

@@ -103,7 +103,7 @@ public final class LlmQuotaAutoConfiguration {
 	@ConditionalOnMissingBean
 	LlmQuotaCalls llmQuotaCalls(QuotaEngine engine, LlmQuotaProperties properties) {
 		return new LlmQuotaCalls(engine, QuotaConfigFactory.retry(properties.getRetry()),
-				EntryCredentials.of(properties), RouteSettings.of(properties, engine.config()));
+				EntryCredentials.of(properties, engine.config()), RouteSettings.of(properties, engine.config()));
 	}
 
 }

@@ -435,7 +435,8 @@ class RoutesTests {
 	private static List<String> project(String id, String url, String project) {
 		String prefix = "llm.quota.providers." + id + ".";
 		return List.of(prefix + "base-url=" + url, prefix + "dialect=openai",
-				prefix + "match-header.name=OpenAI-Project", prefix + "match-header.value=" + project,
+				// the name as pasted, with a space
+				prefix + "match-header.name=OpenAI-Project ", prefix + "match-header.value=" + project,
 				prefix + "models.gpt-4o.requests-per-minute=600");
 	}
 

@@ -126,7 +126,9 @@ public final class QuotaEngine implements AutoCloseable {
 				ShadowCall shadow = new ShadowCall(pool, this.clock, this.events);
 				shadow.waiting(enforce(pool, demand, priority, maxWait).subscribe(shadow::admitted, shadow::failed));
 				return QuotaPermit.shadow(pool, demand, shadow, this.clock);
-			});
+			})
+				// a caller gone as it was made: its twin gives back what it holds
+				.doOnDiscard(QuotaPermit.class, QuotaPermit::cancel);
 		}
 		return enforce(pool, demand, priority, maxWait);
 	}

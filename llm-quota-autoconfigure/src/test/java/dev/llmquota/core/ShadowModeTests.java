@@ -4,10 +4,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.llmquota.QuotaWaitTimeoutException;
 import dev.llmquota.store.LocalQuotaStore;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.BaseSubscriber;
 
 import static dev.llmquota.core.Dimension.REQUESTS_PER_MINUTE;
 import static dev.llmquota.core.Dimension.TOKENS_PER_MINUTE;
@@ -178,6 +180,43 @@ class ShadowModeTests {
 
 		PoolStats.Shadow stats;
 
+	}
+
+	/**
+	 * A caller that gives up while its shadow permit is made (a timeout on another
+	 * thread) never gets it, and its twin gives back its slot rather than holding it to
+	 * the lease, where it would make the shadow report hold back calls enforce mode would
+	 * not have.
+	 */
+	@Test
+	void aShadowPermitWhoseCallerGaveUpAsItWasMadeGivesItsTwinsSlotBack() {
+		QuotaEngine engine = TestConfigs.provider()
+			.headroom(1.0)
+			.mode(Mode.SHADOW)
+			.model("gpt-4o", limits(TOKENS_PER_MINUTE, 1_000))
+			.engine(new LocalQuotaStore(), new ManualClock());
+		Pool pool = engine.pool("openai", "gpt-4o");
+		AtomicReference<QuotaPermit> received = new AtomicReference<>();
+		BaseSubscriber<QuotaPermit> caller = new BaseSubscriber<>() {
+
+			@Override
+			protected void hookOnNext(QuotaPermit permit) {
+				received.set(permit);
+			}
+
+		};
+		engine.addListener(new QuotaEvents() {
+
+			@Override
+			public void shadowed(Pool shadowed, long wouldHaveWaitedNanos) {
+				// the caller gives up in this instant
+				caller.cancel();
+			}
+
+		});
+		engine.acquire(pool, new Demand(100, 100), null, Duration.ofSeconds(30)).subscribe(caller);
+		assertThat(received.get()).as("the permit never reached its caller").isNull();
+		assertThat(engine.inFlight(pool.account())).as("the twin's slot").isZero();
 	}
 
 }

@@ -8,7 +8,11 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -34,6 +38,7 @@ import dev.llmquota.provider.InputText;
 import dev.llmquota.provider.LogOnce;
 import dev.llmquota.provider.ParsedRequest;
 import dev.llmquota.tokens.TokenEstimator;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -480,24 +485,59 @@ public final class LlmQuotaCalls {
 	}
 
 	/**
-	 * Waits on this thread for a blocking call's admission. The permit and the end of the
-	 * wait (the thread interrupted) may cross: a permit granted as the wait ended never
-	 * reaches a call, and whichever side comes second gives it back whole.
+	 * Waits on this thread for a blocking call's admission, leaving the line at once when
+	 * its caller cancels it meanwhile (it would hold back the calls behind it until
+	 * admitted). The permit and the end of the wait (a cancel, the thread interrupted)
+	 * may cross: a permit granted as the wait ended never reaches a call, and whichever
+	 * side comes second gives it back whole.
+	 * @param cancelled whether the caller cancelled the call, or {@code null}
 	 */
-	private QuotaPermit admitted(CallPlan plan, long deadline) {
+	private QuotaPermit admitted(CallPlan plan, long deadline, BooleanSupplier cancelled) throws IOException {
 		AtomicReference<Object> handOver = new AtomicReference<>();
-		try {
-			return admit(plan, deadline).doOnNext((permit) -> {
-				if (!handOver.compareAndSet(null, permit)) {
-					permit.cancel();
-				}
-			}).block();
-		}
-		catch (RuntimeException ex) {
-			if (handOver.getAndSet(ex) instanceof QuotaPermit granted) {
-				granted.cancel();
+		CompletableFuture<QuotaPermit> admission = admit(plan, deadline).doOnNext((permit) -> {
+			if (!handOver.compareAndSet(null, permit)) {
+				permit.cancel();
 			}
+		}).toFuture();
+		try {
+			while (true) {
+				try {
+					// admitted at once, the usual case, it is done already
+					return (cancelled != null) ? admission.get(CANCEL_POLL_MILLIS, TimeUnit.MILLISECONDS)
+							: admission.get();
+				}
+				catch (TimeoutException ex) {
+					if (cancelled.getAsBoolean()) {
+						throw new IOException("Canceled");
+					}
+				}
+			}
+		}
+		catch (IOException | RuntimeException ex) {
+			giveBack(admission, handOver, ex);
 			throw ex;
+		}
+		catch (InterruptedException ex) {
+			giveBack(admission, handOver, ex);
+			Thread.currentThread().interrupt();
+			throw Exceptions.propagate(ex);
+		}
+		catch (ExecutionException ex) {
+			giveBack(admission, handOver, ex);
+			throw (ex.getCause() instanceof RuntimeException failure) ? failure : Exceptions.propagate(ex.getCause());
+		}
+	}
+
+	/** How often a blocking call waiting for admission looks whether it was cancelled. */
+	private static final long CANCEL_POLL_MILLIS = 20;
+
+	/** The wait ended without a permit: one granted meanwhile goes back whole. */
+	private static void giveBack(CompletableFuture<QuotaPermit> admission, AtomicReference<Object> handOver,
+			Throwable ended) {
+		// leaves the line, if still in it
+		admission.cancel(false);
+		if (handOver.getAndSet(ended) instanceof QuotaPermit granted) {
+			granted.cancel();
 		}
 	}
 
@@ -507,8 +547,8 @@ public final class LlmQuotaCalls {
 	 */
 	private <R> R attempt(CallPlan plan, long deadline, BlockingExchange<R> exchange, int attempt) throws IOException {
 		// Every attempt goes through admission again and reserves again.
-		GovernedCall call = start(plan, admitted(plan, deadline));
 		BooleanSupplier cancelled = exchange.cancellation();
+		GovernedCall call = start(plan, admitted(plan, deadline, cancelled));
 		if (cancelled != null && cancelled.getAsBoolean()) {
 			// cancelled once admitted: the stack would refuse to send it
 			call.onNotSent();

@@ -67,6 +67,8 @@ class AnthropicSdkAsyncTests {
 			CompletableFuture<HttpResponse> answer = client.executeAsync(request(provider), RequestOptions.none());
 			await().atMost(PATIENCE).until(() -> provider.waiting() == 1);
 			answer.cancel(true);
+			// it leaves the line at once, holding back no call behind it
+			await().atMost(PATIENCE).until(() -> provider.waiting() == 0);
 			held.release();
 			await().atMost(PATIENCE).until(() -> provider.pool().stats().inFlightCalls() == 0);
 			assertThat(provider.simulator.requestLog().records()).as("requests of the cancelled call").isEmpty();

@@ -211,9 +211,11 @@ class OkHttpGovernanceTests {
 			CompletableFuture<Response> answer = OkHttpCalls.enqueue(waiting);
 			await().atMost(PATIENCE).until(() -> provider.waiting() == 1);
 			waiting.cancel();
-			held.release();
+			// it leaves the line at once, holding back no call behind it
+			await().atMost(PATIENCE).until(() -> provider.waiting() == 0);
 			assertThatException().isThrownBy(() -> answer.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
 				.withCauseInstanceOf(IOException.class);
+			held.release();
 			await().atMost(PATIENCE).until(() -> provider.inFlight() == 0);
 			assertThat(provider.simulator.requestLog().records()).isEmpty();
 			assertThat(tokensRemaining(provider)).as("the call cancelled while it waited").isEqualTo(full);

@@ -162,8 +162,9 @@ public final class LlmQuotaAnthropicInterceptor implements Interceptor {
 			CompletableFuture<HttpResponse> result = new CompletableFuture<>();
 			ADMISSIONS.execute(() -> {
 				try {
-					// a call cancelled before it is sent is given back whole, not sent
-					HttpResponse response = execute(request, options, result::isCancelled, scope);
+					// a call cancelled (or timed out) before it is sent is given back
+					// whole, not sent, and leaves the line at once while it waits
+					HttpResponse response = execute(request, options, result::isDone, scope);
 					if (!result.complete(response)) {
 						// cancelled meanwhile: nobody will read it, and closing it ends
 						// the call

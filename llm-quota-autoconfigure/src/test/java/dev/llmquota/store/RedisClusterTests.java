@@ -1,7 +1,7 @@
 package dev.llmquota.store;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -344,13 +344,27 @@ class RedisClusterTests {
 		});
 	}
 
+	/**
+	 * A port free with its cluster bus port (10,000 above it), both below the range the
+	 * system takes ports of outgoing connections from: a port it hands out is in that
+	 * range, and the bus port above it may be taken by any connection meanwhile (seen
+	 * failing: "Failed listening on port ... (cluster)").
+	 */
 	private static int freePort() {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			return socket.getLocalPort();
+		java.util.SplittableRandom random = new java.util.SplittableRandom();
+		for (int tries = 0; tries < 1_000; tries++) {
+			int port = 20_000 + random.nextInt(2_700);
+			try (ServerSocket node = new ServerSocket(port, 1, InetAddress.getLoopbackAddress());
+					ServerSocket bus = new ServerSocket(port + 10_000, 1, InetAddress.getLoopbackAddress())) {
+				if (bus.getLocalPort() == node.getLocalPort() + 10_000) {
+					return node.getLocalPort();
+				}
+			}
+			catch (IOException ex) {
+				// taken: another
+			}
 		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
+		throw new IllegalStateException("No free port with a free cluster bus port from 20000 to 22699");
 	}
 
 }
